@@ -1,0 +1,461 @@
+//===- SoacOps.cpp - soac operations and their verifiers ------------------===//
+//
+// Every diagnostic here names the operand or region argument by position and
+// states both what was found and what was expected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/SoacOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace soac;
+
+#define GET_OP_CLASSES
+#include "dialect/SoacOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared rules
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The type of one row of `type`: the element type for rank 1, otherwise the
+/// tensor of the remaining dimensions.
+Type rowType(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (tensor.getRank() == 1)
+    return tensor.getElementType();
+  return RankedTensorType::get(tensor.getShape().drop_front(),
+                               tensor.getElementType());
+}
+
+SmallVector<Type> rowTypes(ValueRange tensors) {
+  return llvm::map_to_vector(tensors,
+                             [](Value v) { return rowType(v.getType()); });
+}
+
+/// Checks that each tensor in `tensors` has rows (rank >= 1) and that their
+/// static outer sizes agree. Returns the common outer size, or
+/// ShapedType::kDynamic when none of them is static.
+FailureOr<int64_t> verifyOuterSizes(Operation *op, ValueRange tensors,
+                                    StringRef what) {
+  int64_t outer = ShapedType::kDynamic;
+  size_t source = 0;
+  for (auto [i, value] : llvm::enumerate(tensors)) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 0)
+      return op->emitOpError() << what << " #" << i
+                               << " must have rank >= 1 to have rows, got "
+                               << type;
+    int64_t size = type.getDimSize(0);
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (ShapedType::isDynamic(outer)) {
+      outer = size;
+      source = i;
+    } else if (size != outer) {
+      return op->emitOpError()
+             << what << " #" << i << " has outer size " << size << ", but "
+             << what << " #" << source << " has outer size " << outer;
+    }
+  }
+  return outer;
+}
+
+bool sizesCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks that `result` has rows of type `row` and an outer size compatible
+/// with `outer`, the outer size of the op's inputs.
+LogicalResult verifyResultOfRows(Operation *op, size_t position, Type result,
+                                 int64_t outer, Type row, StringRef rowSource) {
+  auto tensor = cast<RankedTensorType>(result);
+  if (tensor.getRank() == 0)
+    return op->emitOpError() << "result #" << position
+                             << " must have rank >= 1, got " << tensor;
+  if (!sizesCompatible(tensor.getDimSize(0), outer))
+    return op->emitOpError()
+           << "result #" << position << " has outer size "
+           << tensor.getDimSize(0) << ", but the inputs have outer size "
+           << outer;
+  if (rowType(tensor) != row)
+    return op->emitOpError() << "result #" << position << " has rows of type "
+                             << rowType(tensor) << ", but " << rowSource
+                             << " #" << position << " has type " << row;
+  return success();
+}
+
+/// Checks the body's block arguments against `expected` and the yielded types
+/// against `yielded`. `region` names the body in messages ("body", "operator").
+LogicalResult verifyBody(Operation *op, Block &body, TypeRange expected,
+                         StringRef region, StringRef argumentsHint) {
+  if (body.getNumArguments() != expected.size())
+    return op->emitOpError()
+           << region << " must take " << expected.size() << " arguments ("
+           << argumentsHint << "), got " << body.getNumArguments();
+  for (auto [i, arg, type] : llvm::enumerate(body.getArguments(), expected))
+    if (arg.getType() != type)
+      return op->emitOpError() << region << " argument #" << i << " has type "
+                               << arg.getType() << ", expected " << type;
+  return success();
+}
+
+LogicalResult verifyYield(Operation *op, TypeRange expected,
+                          StringRef expectedHint) {
+  auto yield = cast<YieldOp>(op->getRegion(0).front().getTerminator());
+  if (yield.getValues().size() != expected.size())
+    return yield.emitOpError()
+           << "yields " << yield.getValues().size() << " values, but the "
+           << op->getName() << " expects " << expected.size() << " ("
+           << expectedHint << ")";
+  for (auto [i, value, type] : llvm::enumerate(yield.getValues(), expected))
+    if (value.getType() != type)
+      return yield.emitOpError() << "value #" << i << " has type "
+                                 << value.getType() << ", expected " << type;
+  return success();
+}
+
+/// An associative operator over k values: 2k arguments (accumulators, then
+/// values) of the neutral elements' types, yielding k values of those types.
+LogicalResult verifyOperator(Operation *op, TypeRange elementTypes) {
+  SmallVector<Type> argTypes(elementTypes);
+  argTypes.append(elementTypes.begin(), elementTypes.end());
+  std::string hint = std::to_string(elementTypes.size()) +
+                     " accumulated values, then " +
+                     std::to_string(elementTypes.size()) + " new values";
+  if (failed(verifyBody(op, op->getRegion(0).front(), argTypes, "operator",
+                        hint)))
+    return failure();
+  return verifyYield(op, elementTypes, "one per neutral element");
+}
+
+/// Checks that there is one neutral element per tensor and that it has the
+/// type of that tensor's rows.
+LogicalResult verifyNeutralElements(Operation *op, ValueRange tensors,
+                                    ValueRange inits, StringRef what) {
+  if (inits.size() != tensors.size())
+    return op->emitOpError()
+           << "has " << tensors.size() << " " << what << " tensors but "
+           << inits.size() << " neutral elements; expected one per " << what;
+  for (auto [i, tensor, init] : llvm::enumerate(tensors, inits))
+    if (rowType(tensor.getType()) != init.getType())
+      return op->emitOpError()
+             << "neutral element #" << i << " has type " << init.getType()
+             << ", but the rows of " << what << " #" << i << " have type "
+             << rowType(tensor.getType());
+  return success();
+}
+
+LogicalResult verifyIndices(Operation *op, Value indices) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  Type element = type.getElementType();
+  bool indexLike = element.isIndex() || element.isSignlessInteger(32) ||
+                   element.isSignlessInteger(64);
+  if (type.getRank() != 1 || !indexLike)
+    return op->emitOpError()
+           << "indices must be a 1-D tensor of index, i32 or i64, got "
+           << type;
+  return success();
+}
+
+/// Checks that the rows of `values` (one per index) fit the rows of `dest`.
+LogicalResult verifyValuesForIndices(Operation *op, Value indices,
+                                     ValueRange values, ValueRange dests) {
+  FailureOr<int64_t> outer = verifyOuterSizes(op, values, "value tensor");
+  if (failed(outer))
+    return failure();
+  int64_t numIndices = cast<RankedTensorType>(indices.getType()).getDimSize(0);
+  if (!sizesCompatible(*outer, numIndices))
+    return op->emitOpError() << "value tensors have outer size " << *outer
+                             << ", but there are " << numIndices << " indices";
+  for (auto [i, value, dest] : llvm::enumerate(values, dests))
+    if (rowType(value.getType()) != rowType(dest.getType()))
+      return op->emitOpError()
+             << "rows of value tensor #" << i << " have type "
+             << rowType(value.getType()) << ", but rows of dest #" << i
+             << " have type " << rowType(dest.getType());
+  return success();
+}
+
+LogicalResult verifyResultsMatch(Operation *op, TypeRange expected,
+                                 StringRef source) {
+  if (op->getNumResults() != expected.size())
+    return op->emitOpError() << "has " << op->getNumResults()
+                             << " results, expected " << expected.size()
+                             << " (one per " << source << ")";
+  for (auto [i, result, type] : llvm::enumerate(op->getResultTypes(), expected))
+    if (result != type)
+      return op->emitOpError() << "result #" << i << " has type " << result
+                               << ", but " << source << " #" << i
+                               << " has type " << type;
+  return success();
+}
+
+LogicalResult requireInputs(Operation *op, ValueRange inputs) {
+  if (inputs.empty())
+    return op->emitOpError()
+           << "needs at least one input (the outer size comes from the inputs)";
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// MapOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MapOp::verifyRegions() {
+  if (failed(requireInputs(*this, getInputs())))
+    return failure();
+  FailureOr<int64_t> outer = verifyOuterSizes(*this, getInputs(), "input");
+  if (failed(outer) ||
+      failed(verifyBody(*this, getBody().front(), rowTypes(getInputs()), "body",
+                        "one row per input")))
+    return failure();
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  TypeRange yielded = yield.getValues().getTypes();
+  if (yielded.size() != getNumResults())
+    return yield.emitOpError()
+           << "yields " << yielded.size() << " values, but the 'soac.map' has "
+           << getNumResults() << " results";
+  for (auto [i, result, row] : llvm::enumerate(getResultTypes(), yielded))
+    if (failed(verifyResultOfRows(*this, i, result, *outer, row,
+                                  "the body yields at position")))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp and ScanOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verifyRegions() {
+  if (failed(requireInputs(*this, getInputs())) ||
+      failed(verifyOuterSizes(*this, getInputs(), "input")) ||
+      failed(verifyNeutralElements(*this, getInputs(), getInits(), "input")) ||
+      failed(verifyOperator(*this, getInits().getTypes())))
+    return failure();
+  return verifyResultsMatch(*this, getInits().getTypes(), "neutral element");
+}
+
+LogicalResult ScanOp::verifyRegions() {
+  if (failed(requireInputs(*this, getInputs())))
+    return failure();
+  FailureOr<int64_t> outer = verifyOuterSizes(*this, getInputs(), "input");
+  if (failed(outer) ||
+      failed(verifyNeutralElements(*this, getInputs(), getInits(), "input")) ||
+      failed(verifyOperator(*this, getInits().getTypes())))
+    return failure();
+  if (getNumResults() != getInits().size())
+    return emitOpError() << "has " << getNumResults() << " results, expected "
+                         << getInits().size() << " (one per input)";
+  for (auto [i, result, init] :
+       llvm::enumerate(getResultTypes(), getInits().getTypes()))
+    if (failed(verifyResultOfRows(*this, i, result, *outer, init,
+                                  "neutral element")))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterOp and ReduceByIndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterOp::verify() {
+  if (failed(verifyOuterSizes(*this, getDest(), "dest")) ||
+      failed(verifyIndices(*this, getIndices())) ||
+      failed(verifyValuesForIndices(*this, getIndices(), getValues(),
+                                    getDest())))
+    return failure();
+  return verifyResultsMatch(*this, getDest().getType(), "dest");
+}
+
+LogicalResult ReduceByIndexOp::verifyRegions() {
+  if (getDests().empty())
+    return emitOpError() << "needs at least one dest";
+  if (getValues().size() != getDests().size())
+    return emitOpError() << "has " << getDests().size() << " dests but "
+                         << getValues().size()
+                         << " value tensors; expected one per dest";
+  if (failed(verifyOuterSizes(*this, getDests(), "dest")) ||
+      failed(verifyIndices(*this, getIndices())) ||
+      failed(verifyValuesForIndices(*this, getIndices(), getValues(),
+                                    getDests())) ||
+      failed(verifyNeutralElements(*this, getDests(), getInits(), "dest")) ||
+      failed(verifyOperator(*this, getInits().getTypes())))
+    return failure();
+  return verifyResultsMatch(*this, getDests().getTypes(), "dest");
+}
+
+//===----------------------------------------------------------------------===//
+// IotaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RankedTensorType>(getResult().getType());
+  Type element = type.getElementType();
+  if (type.getRank() != 1)
+    return emitOpError() << "result must be a 1-D tensor, got " << type;
+  if (!element.isIndex() && !element.isSignlessInteger())
+    return emitOpError() << "element type must be index or a signless integer, "
+                            "got "
+                         << element;
+  bool dynamic = type.isDynamicDim(0);
+  if (dynamic && !getSize())
+    return emitOpError() << "needs a size operand for the dynamic size of "
+                         << type;
+  if (!dynamic && getSize())
+    return emitOpError() << "has a size operand, but the size of " << type
+                         << " is static";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// VjpOp and JvpOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A position in a derivative op's operand or result list: the type the callee
+/// implies there and what it stands for, e.g. "cotangent of result #0".
+struct Slot {
+  Type type;
+  std::string role;
+};
+
+std::string ordinal(StringRef role, size_t i) {
+  return (role + " #" + std::to_string(i)).str();
+}
+
+LogicalResult verifyWrtOrder(Operation *op, std::optional<ArrayRef<int64_t>> wrt) {
+  if (!wrt)
+    return success();
+  for (auto [i, position] : llvm::enumerate(*wrt)) {
+    if (position < 0)
+      return op->emitOpError() << "wrt position " << position
+                               << " is negative";
+    if (i > 0 && position <= (*wrt)[i - 1])
+      return op->emitOpError()
+             << "wrt must list argument positions in strictly increasing "
+                "order, but "
+             << position << " follows " << (*wrt)[i - 1];
+  }
+  return success();
+}
+
+bool isDifferentiable(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    type = tensor.getElementType();
+  return isa<FloatType>(type);
+}
+
+/// Resolves the callee and the differentiated argument positions, checking
+/// that each position exists and has a differentiable type.
+FailureOr<std::pair<FunctionOpInterface, SmallVector<int64_t>>>
+resolveDerivative(Operation *op, FlatSymbolRefAttr callee,
+                  std::optional<ArrayRef<int64_t>> wrt,
+                  SymbolTableCollection &symbolTable) {
+  auto fn =
+      symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(op, callee);
+  if (!fn)
+    return op->emitOpError() << "callee " << callee
+                             << " does not name a function";
+  ArrayRef<Type> args = fn.getArgumentTypes();
+  SmallVector<int64_t> positions;
+  if (wrt)
+    positions.assign(wrt->begin(), wrt->end());
+  else
+    positions = llvm::to_vector(llvm::seq<int64_t>(0, args.size()));
+  for (int64_t position : positions) {
+    if (position >= static_cast<int64_t>(args.size()))
+      return op->emitOpError()
+             << "wrt position " << position << " is out of range: " << callee
+             << " has " << args.size() << " arguments";
+    if (!isDifferentiable(args[position]))
+      return op->emitOpError()
+             << "cannot differentiate " << callee << " with respect to argument #"
+             << position << " of type " << args[position]
+             << " (not a float or a tensor of floats); choose arguments with "
+                "`wrt [...]`";
+  }
+  return std::make_pair(fn, positions);
+}
+
+LogicalResult verifySlots(Operation *op, FlatSymbolRefAttr callee,
+                          StringRef kind, TypeRange actual,
+                          ArrayRef<Slot> expected, StringRef layout) {
+  if (actual.size() != expected.size())
+    return op->emitOpError() << "has " << actual.size() << " " << kind
+                             << "s, but differentiating " << callee
+                             << " needs " << expected.size() << " (" << layout
+                             << ")";
+  for (auto [i, type, slot] : llvm::enumerate(actual, expected))
+    if (type != slot.type)
+      return op->emitOpError()
+             << kind << " #" << i << " has type " << type << ", but "
+             << callee << " implies " << slot.type << " for the " << slot.role;
+  return success();
+}
+
+} // namespace
+
+LogicalResult VjpOp::verify() { return verifyWrtOrder(*this, getWrt()); }
+LogicalResult JvpOp::verify() { return verifyWrtOrder(*this, getWrt()); }
+
+LogicalResult VjpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto resolved =
+      resolveDerivative(*this, getCalleeAttr(), getWrt(), symbolTable);
+  if (failed(resolved))
+    return failure();
+  auto [fn, positions] = *resolved;
+  ArrayRef<Type> args = fn.getArgumentTypes();
+  ArrayRef<Type> results = fn.getResultTypes();
+  SmallVector<Slot> operands, outputs;
+  for (auto [i, type] : llvm::enumerate(args))
+    operands.push_back({type, ordinal("argument", i)});
+  for (auto [i, type] : llvm::enumerate(results)) {
+    operands.push_back({type, "cotangent of " + ordinal("result", i)});
+    outputs.push_back({type, ordinal("result", i)});
+  }
+  for (int64_t position : positions)
+    outputs.push_back({args[position], "gradient of " + ordinal("argument", position)});
+  if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
+                         operands,
+                         "its arguments, then one cotangent per result")))
+    return failure();
+  return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
+                     outputs,
+                     "its results, then one gradient per differentiated "
+                     "argument");
+}
+
+LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto resolved =
+      resolveDerivative(*this, getCalleeAttr(), getWrt(), symbolTable);
+  if (failed(resolved))
+    return failure();
+  auto [fn, positions] = *resolved;
+  ArrayRef<Type> args = fn.getArgumentTypes();
+  ArrayRef<Type> results = fn.getResultTypes();
+  SmallVector<Slot> operands, outputs;
+  for (auto [i, type] : llvm::enumerate(args))
+    operands.push_back({type, ordinal("argument", i)});
+  for (int64_t position : positions)
+    operands.push_back({args[position], "tangent of " + ordinal("argument", position)});
+  for (auto [i, type] : llvm::enumerate(results))
+    outputs.push_back({type, ordinal("result", i)});
+  for (auto [i, type] : llvm::enumerate(results))
+    outputs.push_back({type, "tangent of " + ordinal("result", i)});
+  if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
+                         operands,
+                         "its arguments, then one tangent per differentiated "
+                         "argument")))
+    return failure();
+  return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
+                     outputs, "its results, then one tangent per result");
+}

@@ -1,0 +1,25 @@
+//===- soac-opt.cpp - the soac pass driver --------------------------------===//
+//
+// mlir-opt with the soac dialect (and, as they come, its passes) added to the
+// upstream dialects and passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/SoacDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  soac::registerSoacDialects(registry);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "soac optimizer driver: the soac dialect and passes\n",
+      registry));
+}
