@@ -225,7 +225,7 @@ LogicalResult MapOp::verifyRegions() {
            << getNumResults() << " results";
   for (auto [i, result, row] : llvm::enumerate(getResultTypes(), yielded))
     if (failed(verifyResultOfRows(*this, i, result, *outer, row,
-                                  "the body yields at position")))
+                                  "yielded value")))
       return failure();
   return success();
 }

@@ -1,0 +1,46 @@
+"""soac: differentiable second-order array combinators on MLIR.
+
+Importing soac registers the soac dialect with the upstream MLIR Python
+bindings, so every ``mlir.ir.Context`` created afterwards knows it; contexts
+created before the import get it from :func:`register_dialect`.
+
+>>> import soac
+>>> from mlir import ir
+>>> with ir.Context():
+...     module = soac.parse('''
+...       func.func @iota8() -> tensor<8xindex> {
+...         %i = soac.iota : tensor<8xindex>
+...         return %i : tensor<8xindex>
+...       }''')
+...     print(module.body.operations[0].body.blocks[0].operations[0])
+%0 = soac.iota : tensor<8xindex>
+"""
+
+from __future__ import annotations
+
+from mlir import ir as _ir  # loads the MLIR libraries the extension links against
+from mlir._mlir_libs import get_dialect_registry as _global_registry
+
+from . import _soac, builders, dialect
+from .diagnostics import parse, verify
+from .errors import BuildError, Error, ParseError, VerificationError
+
+__all__ = [
+    "BuildError",
+    "Error",
+    "ParseError",
+    "VerificationError",
+    "builders",
+    "dialect",
+    "parse",
+    "register_dialect",
+    "verify",
+]
+
+
+def register_dialect(context: _ir.Context | None = None) -> None:
+    """Registers and loads the soac dialect in ``context`` (default: the current one)."""
+    _soac.load_dialects(context or _ir.Context.current)
+
+
+_soac.register_dialects(_global_registry())

@@ -1,0 +1,52 @@
+"""Parsing and verification that report MLIR diagnostics as :class:`soac.Error`.
+
+>>> import soac
+>>> from mlir import ir
+>>> with ir.Context():
+...     soac.parse("func.func @f() { return }").operation.name
+'builtin.module'
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .errors import ParseError, VerificationError
+
+
+def _diagnostic_lines(error: ir.MLIRError) -> list[str]:
+    """One line per diagnostic (notes indented below it), as mlir-opt prints them."""
+    lines = []
+    for diagnostic in error.error_diagnostics:
+        lines.append(f"error: {_location(diagnostic.location)}: {diagnostic.message}")
+        lines.extend(f"  note: {_location(note.location)}: {note.message}" for note in diagnostic.notes)
+    return lines
+
+
+def _location(location: ir.Location) -> str:
+    text = str(location)
+    return text[4:-1] if text.startswith("loc(") else text
+
+
+def parse(text: str, *, context: ir.Context | None = None) -> ir.Module:
+    """Parses and verifies MLIR text into a module of ``context`` (default: the current one).
+
+    Raises :class:`soac.ParseError` carrying MLIR's diagnostics when the text is
+    malformed or an operation fails its verifier.
+    """
+    try:
+        return ir.Module.parse(text, context=context)
+    except ir.MLIRError as error:
+        raise ParseError("could not parse the MLIR program", _diagnostic_lines(error)) from None
+
+
+def verify(op: ir.Operation | ir.OpView | ir.Module) -> None:
+    """Verifies ``op`` and everything nested in it.
+
+    Raises :class:`soac.VerificationError` carrying MLIR's diagnostics.
+    """
+    operation = op.operation
+    try:
+        operation.verify()
+    except ir.MLIRError as error:
+        raise VerificationError(f"'{operation.name}' failed to verify", _diagnostic_lines(error)) from None

@@ -1,0 +1,30 @@
+"""The exceptions soac raises. Every one derives from :class:`soac.Error`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class Error(Exception):
+    """Base class of every error soac raises on purpose.
+
+    ``diagnostics`` holds the MLIR diagnostics behind the error, one string per
+    diagnostic, in the form ``error: <location>: <message>``.
+    """
+
+    def __init__(self, message: str, diagnostics: Sequence[str] = ()):
+        self.diagnostics = list(diagnostics)
+        text = message if not self.diagnostics else message + ":\n" + "\n".join(self.diagnostics)
+        super().__init__(text)
+
+
+class ParseError(Error):
+    """MLIR text that does not parse, or whose operations fail to verify."""
+
+
+class VerificationError(Error):
+    """An operation built in Python that fails MLIR verification."""
+
+
+class BuildError(Error):
+    """A builder helper given values it cannot turn into IR."""
