@@ -22,7 +22,7 @@ from mlir import ir as _ir  # loads the MLIR libraries the extension links again
 from mlir._mlir_libs import get_dialect_registry as _global_registry
 
 from . import _soac, builders, dialect
-from .diagnostics import parse, verify
+from .diagnostics import parse, parse_file, verify
 from .errors import BuildError, Error, ParseError, VerificationError
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "builders",
     "dialect",
     "parse",
+    "parse_file",
     "register_dialect",
     "verify",
 ]

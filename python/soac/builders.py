@@ -61,7 +61,7 @@ def outer_size(tensors: Sequence[ir.Value]) -> int:
 
 def tensor_of_rows(outer: int, row: ir.Type) -> ir.RankedTensorType:
     """The tensor type with ``outer`` rows of type ``row`` (a scalar or a tensor)."""
-    if ir.RankedTensorType.isinstance(row):
+    if isinstance(row, ir.RankedTensorType):
         tensor = ir.RankedTensorType(row)
         return ir.RankedTensorType.get([outer, *tensor.shape], tensor.element_type)
     return ir.RankedTensorType.get([outer], row)
@@ -190,7 +190,7 @@ def vjp(
 ) -> Values:
     """``soac.vjp @callee(args..., cotangents...)``: the callee's results, then one
     gradient per differentiated argument (all of them unless ``wrt`` is given)."""
-    signature = ir.FunctionType(callee.type.value)
+    signature = ir.FunctionType(callee.function_type.value)
     positions = range(len(signature.inputs)) if wrt is None else wrt
     result_types = list(signature.results) + [signature.inputs[i] for i in positions]
     op = ops.VjpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), loc=loc, ip=ip)
@@ -207,7 +207,7 @@ def jvp(
 ) -> Values:
     """``soac.jvp @callee(args..., tangents...)``: the callee's results, then one
     tangent per result."""
-    signature = ir.FunctionType(callee.type.value)
+    signature = ir.FunctionType(callee.function_type.value)
     result_types = list(signature.results) * 2
     op = ops.JvpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), loc=loc, ip=ip)
     return _results(op)

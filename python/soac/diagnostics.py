@@ -9,21 +9,26 @@
 
 from __future__ import annotations
 
+import os
+
 from mlir import ir
 
 from .errors import ParseError, VerificationError
 
 
 def _diagnostic_lines(error: ir.MLIRError) -> list[str]:
-    """One line per diagnostic (notes indented below it), as mlir-opt prints them."""
+    """One line per diagnostic, then its notes, in the compiler style of mlir-opt:
+    ``file:line:col: error: message``."""
     lines = []
     for diagnostic in error.error_diagnostics:
-        lines.append(f"error: {_location(diagnostic.location)}: {diagnostic.message}")
-        lines.extend(f"  note: {_location(note.location)}: {note.message}" for note in diagnostic.notes)
+        lines.append(f"{_location(diagnostic.location)}: error: {diagnostic.message}")
+        lines.extend(f"{_location(note.location)}: note: {note.message}" for note in diagnostic.notes)
     return lines
 
 
 def _location(location: ir.Location) -> str:
+    if location.is_a_file():
+        return f"{location.filename}:{location.start_line}:{location.start_col}"
     text = str(location)
     return text[4:-1] if text.startswith("loc(") else text
 
@@ -38,6 +43,17 @@ def parse(text: str, *, context: ir.Context | None = None) -> ir.Module:
         return ir.Module.parse(text, context=context)
     except ir.MLIRError as error:
         raise ParseError("could not parse the MLIR program", _diagnostic_lines(error)) from None
+
+
+def parse_file(path: str | os.PathLike, *, context: ir.Context | None = None) -> ir.Module:
+    """As :func:`parse`, reading ``path``; diagnostics then point into that file."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ParseError(f"no such file: {path}")
+    try:
+        return ir.Module.parseFile(path, context=context)
+    except ir.MLIRError as error:
+        raise ParseError(f"could not parse {path}", _diagnostic_lines(error)) from None
 
 
 def verify(op: ir.Operation | ir.OpView | ir.Module) -> None:

@@ -9,7 +9,7 @@ class Error(Exception):
     """Base class of every error soac raises on purpose.
 
     ``diagnostics`` holds the MLIR diagnostics behind the error, one string per
-    diagnostic, in the form ``error: <location>: <message>``.
+    diagnostic, in the form ``<file>:<line>:<col>: error: <message>``.
     """
 
     def __init__(self, message: str, diagnostics: Sequence[str] = ()):
