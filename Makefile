@@ -27,12 +27,12 @@ build: $(INSTALLED)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The build requirements (the pinned MLIR/LLVM wheels, nanobind, scikit-build-core)
-# live in the venv so that rebuilds reuse build/ instead of a fresh isolated env.
+# The build requirements (the pinned MLIR/LLVM wheels, nanobind, scikit-build-core,
+# and cmake/ninja, which an isolated build would add by itself) live in the venv so that rebuilds reuse build/ instead of a fresh isolated env.
 $(TOOLCHAIN): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))" > $(VENV)/build-requirements.txt
-	$(BIN)/python -m pip install -q -r $(VENV)/build-requirements.txt
+	$(BIN)/python -m pip install -q -r $(VENV)/build-requirements.txt cmake==4.4.4 ninja==1.13.2
 	touch $@
 
 $(INSTALLED): $(TOOLCHAIN) $(SOURCES)
