@@ -186,6 +186,17 @@ func.func @reduce_result_type(%x: tensor<?xf32>, %z: f32) {
   return
 }
 
+// -----
+
+func.func @reduce_result_count(%x: tensor<?xf32>, %z: f32) {
+  // expected-error @+1 {{'soac.reduce' op has 2 results, expected 1 (one per neutral element)}}
+  %r:2 = soac.reduce ins(%x : tensor<?xf32>) init(%z : f32) -> f32, f32 {
+  ^bb0(%a: f32, %b: f32):
+    soac.yield %a : f32
+  }
+  return
+}
+
 //===--- soac.scan ---===//
 
 // -----
@@ -312,6 +323,17 @@ func.func @hist_value_indices(%h: tensor<10xf32>, %i: tensor<4xindex>, %v: tenso
   %r = soac.reduce_by_index dest(%h : tensor<10xf32>) indices(%i : tensor<4xindex>) ins(%v : tensor<5xf32>) init(%z : f32) -> tensor<10xf32> {
   ^bb0(%a: f32, %b: f32):
     soac.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @hist_value_sizes(%h: tensor<10xf32>, %g: tensor<10xf32>, %i: tensor<?xindex>, %v: tensor<4xf32>, %w: tensor<5xf32>, %z: f32) {
+  // expected-error @+1 {{'soac.reduce_by_index' op value tensor #1 has outer size 5, but value tensor #0 has outer size 4}}
+  %r:2 = soac.reduce_by_index dest(%h, %g : tensor<10xf32>, tensor<10xf32>) indices(%i : tensor<?xindex>) ins(%v, %w : tensor<4xf32>, tensor<5xf32>) init(%z, %z : f32, f32) -> tensor<10xf32>, tensor<10xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32, %d: f32):
+    soac.yield %a, %b : f32, f32
   }
   return
 }
