@@ -23,15 +23,18 @@ from mlir._mlir_libs import get_dialect_registry as _global_registry
 
 from . import _soac, builders, dialect
 from .diagnostics import parse, parse_file, verify
-from .errors import BuildError, Error, ParseError, VerificationError
+from .errors import BuildError, Error, InterpretError, ParseError, VerificationError
+from .interp import interpret
 
 __all__ = [
     "BuildError",
     "Error",
+    "InterpretError",
     "ParseError",
     "VerificationError",
     "builders",
     "dialect",
+    "interpret",
     "parse",
     "parse_file",
     "register_dialect",

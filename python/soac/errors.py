@@ -28,3 +28,9 @@ class VerificationError(Error):
 
 class BuildError(Error):
     """A builder helper given values it cannot turn into IR."""
+
+
+class InterpretError(Error):
+    """A program the reference interpreter cannot run (an unsupported op, bad
+    arguments) or that has undefined behaviour at run time (an out-of-bounds
+    read, a division by zero, irregular rows)."""

@@ -1,0 +1,116 @@
+"""The soac ops, written as the sequential loops that define them.
+
+reduce and scan fold left to right; any order is allowed by their semantics
+(the operator is associative), so results of compiled code may differ from these
+by floating-point rounding only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from .core import element_dtype, fail, handles
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _outer_size(op: ir.OpView, tensors: Sequence[np.ndarray], what: str) -> int:
+    sizes = {t.shape[0] for t in tensors}
+    if len(sizes) > 1:
+        raise fail(op, f"{what} have different outer sizes {sorted(sizes)}")
+    return sizes.pop()
+
+
+def _stack(op: ir.OpView, rows: list[Any], result_type: ir.RankedTensorType) -> np.ndarray:
+    """A tensor of ``result_type`` from its rows, checking that they are regular."""
+    dtype = element_dtype(result_type)
+    if not rows:
+        # no rows to take inner sizes from: dynamic inner dims are empty
+        return np.zeros([0] + [max(d, 0) for d in result_type.shape[1:]], dtype=dtype)
+    shapes = {np.shape(row) for row in rows}
+    if len(shapes) > 1:
+        raise fail(op, f"rows of result have different shapes {sorted(shapes)}; arrays must be regular")
+    return np.array(rows, dtype=dtype).reshape([len(rows), *np.shape(rows[0])])
+
+
+def _in_range(index: Any, size: int) -> bool:
+    return 0 <= int(index) < size
+
+
+@handles("soac.iota")
+def _iota(interp, op, operands):
+    result_type = op.results[0].type
+    size = int(operands[0]) if operands else result_type.shape[0]
+    return [np.arange(size, dtype=element_dtype(result_type))]
+
+
+@handles("soac.map")
+def _map(interp, op, operands):
+    n = _outer_size(op, operands, "inputs")
+    columns: list[list[Any]] = [[] for _ in op.results]
+    for i in range(n):
+        for column, value in zip(columns, interp.run_region(op.regions[0], [x[i] for x in operands])):
+            column.append(value)
+    return [_stack(op, column, result.type) for column, result in zip(columns, op.results)]
+
+
+def _split_reduce_operands(op: ir.OpView, operands: list[Any]) -> tuple[list[Any], list[Any]]:
+    k = len(op.results)
+    return operands[:k], operands[k:]
+
+
+@handles("soac.reduce")
+def _reduce(interp, op, operands):
+    inputs, accumulated = _split_reduce_operands(op, operands)
+    n = _outer_size(op, inputs, "inputs")
+    for i in range(n):
+        accumulated = interp.run_region(op.regions[0], [*accumulated, *(x[i] for x in inputs)])
+    return accumulated
+
+
+@handles("soac.scan")
+def _scan(interp, op, operands):
+    inputs, accumulated = _split_reduce_operands(op, operands)
+    n = _outer_size(op, inputs, "inputs")
+    columns: list[list[Any]] = [[] for _ in op.results]
+    for i in range(n):
+        accumulated = interp.run_region(op.regions[0], [*accumulated, *(x[i] for x in inputs)])
+        for column, value in zip(columns, accumulated):
+            column.append(value)
+    return [_stack(op, column, result.type) for column, result in zip(columns, op.results)]
+
+
+@handles("soac.scatter")
+def _scatter(interp, op, operands):
+    dest, indices, values = operands
+    _outer_size(op, [indices, values], "indices and values")
+    result = dest.copy()
+    for i, index in enumerate(indices):
+        if _in_range(index, len(result)):
+            result[int(index)] = values[i]
+    return [result]
+
+
+@handles("soac.reduce_by_index")
+def _reduce_by_index(interp, op, operands):
+    k = len(op.results)
+    dests, indices, values, _neutral = operands[:k], operands[k], operands[k + 1 : 2 * k + 1], operands[2 * k + 1 :]
+    bins = _outer_size(op, dests, "dests")
+    _outer_size(op, [indices, *values], "indices and values")
+    results = [d.copy() for d in dests]
+    for i, index in enumerate(indices):
+        if _in_range(index, bins):
+            j = int(index)
+            combined = interp.run_region(op.regions[0], [*(r[j] for r in results), *(v[i] for v in values)])
+            for r, value in zip(results, combined):
+                r[j] = value
+    return results
+
+
+@handles("soac.vjp", "soac.jvp")
+def _derivative(interp, op, operands):
+    raise fail(op, "derivatives run once soac-autodiff has expanded them; the interpreter does not differentiate")
