@@ -15,7 +15,7 @@ TOOLCHAIN := $(VENV)/.toolchain-installed
 INSTALLED := $(VENV)/.soac-installed
 # Everything the build of the C++ parts and the package install depends on.
 SOURCES := CMakeLists.txt pyproject.toml \
-	$(shell find dialect tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.h' \
+	$(shell find dialect passes tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.h' \
 		-o -name '*.py' -o -name 'CMakeLists.txt' \) 2>/dev/null)
 
 .PHONY: all build demo test lit pytest clean

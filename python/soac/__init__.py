@@ -22,22 +22,31 @@ from mlir import ir as _ir  # loads the MLIR libraries the extension links again
 from mlir._mlir_libs import get_dialect_registry as _global_registry
 
 from . import _soac, builders, dialect
+from .runtime.abi import load_library
+from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
-from .errors import BuildError, Error, InterpretError, ParseError, VerificationError
+from .compiler import compile, lower
+from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
 __all__ = [
     "BuildError",
     "Error",
     "InterpretError",
+    "LoweringError",
     "ParseError",
     "VerificationError",
     "builders",
+    "compile",
     "dialect",
+    "get_num_threads",
     "interpret",
+    "load_library",
+    "lower",
     "parse",
     "parse_file",
     "register_dialect",
+    "set_num_threads",
     "verify",
 ]
 

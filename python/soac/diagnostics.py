@@ -16,7 +16,7 @@ from mlir import ir
 from .errors import ParseError, VerificationError
 
 
-def _diagnostic_lines(error: ir.MLIRError) -> list[str]:
+def diagnostic_lines(error: ir.MLIRError) -> list[str]:
     """One line per diagnostic, then its notes, in the compiler style of mlir-opt:
     ``file:line:col: error: message``."""
     lines = []
@@ -42,7 +42,7 @@ def parse(text: str, *, context: ir.Context | None = None) -> ir.Module:
     try:
         return ir.Module.parse(text, context=context)
     except ir.MLIRError as error:
-        raise ParseError("could not parse the MLIR program", _diagnostic_lines(error)) from None
+        raise ParseError("could not parse the MLIR program", diagnostic_lines(error)) from None
 
 
 def parse_file(path: str | os.PathLike, *, context: ir.Context | None = None) -> ir.Module:
@@ -53,7 +53,7 @@ def parse_file(path: str | os.PathLike, *, context: ir.Context | None = None) ->
     try:
         return ir.Module.parseFile(path, context=context)
     except ir.MLIRError as error:
-        raise ParseError(f"could not parse {path}", _diagnostic_lines(error)) from None
+        raise ParseError(f"could not parse {path}", diagnostic_lines(error)) from None
 
 
 def verify(op: ir.Operation | ir.OpView | ir.Module) -> None:
@@ -65,4 +65,4 @@ def verify(op: ir.Operation | ir.OpView | ir.Module) -> None:
     try:
         operation.verify()
     except ir.MLIRError as error:
-        raise VerificationError(f"'{operation.name}' failed to verify", _diagnostic_lines(error)) from None
+        raise VerificationError(f"'{operation.name}' failed to verify", diagnostic_lines(error)) from None

@@ -34,3 +34,8 @@ class InterpretError(Error):
     """A program the reference interpreter cannot run (an unsupported op, bad
     arguments) or that has undefined behaviour at run time (an out-of-bounds
     read, a division by zero, irregular rows)."""
+
+
+class LoweringError(Error):
+    """A program the CPU lowering cannot handle; the diagnostics name the op and
+    its location."""

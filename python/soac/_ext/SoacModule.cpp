@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/SoacDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir-c/IR.h"
 #include "mlir/Bindings/Python/Nanobind.h"
@@ -18,6 +19,10 @@ namespace nb = nanobind;
 
 NB_MODULE(_soac, m) {
   m.doc() = "soac dialect registration for the upstream MLIR Python bindings";
+
+  // Passes and pipelines live in a process-wide registry: register them once,
+  // so that PassManager.parse knows soac-lower-to-cpu and friends.
+  soac::registerSoacPasses();
 
   m.def(
       "register_dialects",

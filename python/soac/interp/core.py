@@ -15,6 +15,7 @@ import numpy as np
 from mlir import ir
 
 from ..errors import InterpretError
+from ..types import numpy_dtype
 
 Handler = Callable[["Interpreter", ir.OpView, list[Any]], Sequence[Any]]
 _HANDLERS: dict[str, Handler] = {}
@@ -46,19 +47,12 @@ def _location(op: ir.OpView) -> str:
     return str(location)
 
 
-_INT_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-_FLOAT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-
-
 def dtype_of(type_: ir.Type) -> np.dtype:
     """numpy dtype of a scalar MLIR type (index is int64)."""
-    if isinstance(type_, ir.IndexType):
-        return np.dtype(np.int64)
-    if isinstance(type_, ir.IntegerType) and type_.width in _INT_DTYPES:
-        return np.dtype(_INT_DTYPES[type_.width])
-    if str(type_) in _FLOAT_DTYPES:
-        return np.dtype(_FLOAT_DTYPES[str(type_)])
-    raise InterpretError(f"the interpreter has no numpy type for {type_}")
+    dtype = numpy_dtype(type_)
+    if dtype is None:
+        raise InterpretError(f"the interpreter has no numpy type for {type_}")
+    return dtype
 
 
 def element_dtype(type_: ir.Type) -> np.dtype:

@@ -1,0 +1,735 @@
+//===- SoacToLoops.cpp - soac ops to linalg/scf/tensor loops --------------===//
+//
+// Every soac op becomes loops over its outer dimension, still on tensors. Bodies
+// are cloned into the loops (never moved), so one mechanism serves both the op's
+// own body and the body of a map fused into it (see RowReader).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/SoacOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace soac {
+#define GEN_PASS_DEF_CONVERTSOACTOLOOPS
+#include "passes/Passes.h.inc"
+} // namespace soac
+
+using namespace mlir;
+using namespace soac;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Building blocks
+//===----------------------------------------------------------------------===//
+
+Value indexConstant(ImplicitLocOpBuilder &b, int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
+}
+
+/// Clones the single block of `body` at the builder's insertion point with its
+/// arguments bound to `args`; returns the values its soac.yield yields.
+SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
+                              ValueRange args) {
+  Block &block = body.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  return llvm::map_to_vector(block.getTerminator()->getOperands(),
+                             [&](Value v) { return mapping.lookupOrDefault(v); });
+}
+
+/// True when `op` runs inside the body of another parallel construct: it is then
+/// lowered to sequential loops, the enclosing op providing the parallelism.
+bool isNestedInParallelOp(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<MapOp, ReduceOp, ScanOp, ReduceByIndexOp, linalg::GenericOp,
+            scf::ForallOp, scf::ParallelOp>(parent))
+      return true;
+  return false;
+}
+
+/// Ops reading their operand tensors row by row, in order, at one index per
+/// iteration: a map producing such an operand can be fused into them.
+bool readsRowsOf(Operation *consumer, OpOperand &use) {
+  if (isa<MapOp, ReduceOp, ScanOp>(consumer))
+    return true;
+  if (auto scatter = dyn_cast<ScatterOp>(consumer))
+    return use.get() != scatter.getDest();
+  if (auto histogram = dyn_cast<ReduceByIndexOp>(consumer))
+    return !llvm::is_contained(histogram.getDests(), use.get()) &&
+           !llvm::is_contained(histogram.getInits(), use.get());
+  return false;
+}
+
+/// The map producing `tensor` if it can be fused into `consumer`: every use
+/// of every result of the map is a row-wise read by `consumer`, in the same
+/// block (so fusion recomputes nothing more often than the map would run).
+MapOp fusableProducer(Value tensor, Operation *consumer) {
+  auto map = tensor.getDefiningOp<MapOp>();
+  if (!map || !consumer || map->getBlock() != consumer->getBlock())
+    return nullptr;
+  for (Value result : map.getResults())
+    for (OpOperand &use : result.getUses())
+      if (use.getOwner() != consumer || !readsRowsOf(consumer, use))
+        return nullptr;
+  return map;
+}
+
+/// A soac.map waits to be fused when a consumer will recompute it.
+bool waitsForFusion(MapOp map) {
+  if (map->use_empty())
+    return false;
+  Operation *consumer = *map->getUsers().begin();
+  return fusableProducer(map.getResult(0), consumer) == map;
+}
+
+/// Reads row `i` of a consumer's operand tensors. Rows of a fusable map's
+/// result are recomputed from the rows of the map's inputs (recursively), so
+/// the map's result tensor is never materialized.
+class RowReader {
+public:
+  RowReader(ValueRange tensors, Operation *consumer)
+      : tensors(tensors), consumer(consumer) {}
+
+  /// The common outer size, looked up through fused maps: reading a fused
+  /// map's result size would keep the map alive.
+  Value size(ImplicitLocOpBuilder &b) const {
+    return sizeOf(b, tensors.front(), consumer);
+  }
+
+  SmallVector<Value> rowsAt(ImplicitLocOpBuilder &b, Value i) const {
+    DenseMap<Operation *, SmallVector<Value>> fusedRows;
+    return llvm::map_to_vector(tensors, [&](Value t) {
+      return rowOf(b, t, consumer, i, fusedRows);
+    });
+  }
+
+  /// The fused maps, erased once the consumer is replaced.
+  SmallVector<MapOp> fusedMaps() const {
+    SmallVector<MapOp> maps;
+    collectFused(tensors, consumer, maps);
+    return maps;
+  }
+
+private:
+  static Value sizeOf(ImplicitLocOpBuilder &b, Value tensor,
+                      Operation *consumer) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(0))
+      return indexConstant(b, type.getDimSize(0));
+    if (MapOp map = fusableProducer(tensor, consumer))
+      return sizeOf(b, map.getInputs().front(), map);
+    return tensor::DimOp::create(b, tensor, 0);
+  }
+
+  static Value rowOf(ImplicitLocOpBuilder &b, Value tensor, Operation *consumer,
+                     Value i,
+                     DenseMap<Operation *, SmallVector<Value>> &fusedRows) {
+    if (MapOp map = fusableProducer(tensor, consumer)) {
+      if (!fusedRows.count(map)) {
+        SmallVector<Value> inputRows = llvm::map_to_vector(
+            map.getInputs(),
+            [&](Value in) { return rowOf(b, in, map, i, fusedRows); });
+        fusedRows[map] = inlineBody(b, map.getBody(), inputRows);
+      }
+      return fusedRows[map][cast<OpResult>(tensor).getResultNumber()];
+    }
+    return extractRow(b, tensor, i);
+  }
+
+  static void collectFused(ValueRange tensors, Operation *consumer,
+                           SmallVector<MapOp> &maps) {
+    for (Value tensor : tensors)
+      if (MapOp map = fusableProducer(tensor, consumer))
+        if (!llvm::is_contained(maps, map)) {
+          maps.push_back(map);
+          collectFused(map.getInputs(), map, maps);
+        }
+  }
+
+public:
+  /// Row `i` of a materialized tensor: an element, or a rank-reduced slice.
+  static Value extractRow(ImplicitLocOpBuilder &b, Value tensor, Value i) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (type.getRank() == 1)
+      return tensor::ExtractOp::create(b, tensor, ValueRange{i});
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    offsets[0] = i;
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(b, b.getLoc(), tensor);
+    sizes[0] = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    auto rowType = RankedTensorType::get(type.getShape().drop_front(),
+                                         type.getElementType());
+    return tensor::ExtractSliceOp::create(b, rowType, tensor, offsets, sizes,
+                                          strides);
+  }
+
+private:
+  SmallVector<Value> tensors;
+  Operation *consumer;
+};
+
+/// Writes `row` as row `i` of `dest` (tensor.insert or tensor.insert_slice).
+Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i) {
+  auto rowTensor = dyn_cast<RankedTensorType>(row.getType());
+  if (!rowTensor)
+    return tensor::InsertOp::create(b, row, dest, ValueRange{i});
+  auto destType = cast<RankedTensorType>(dest.getType());
+  SmallVector<OpFoldResult> offsets(destType.getRank(), b.getIndexAttr(0));
+  offsets[0] = i;
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
+  llvm::append_range(sizes, tensor::getMixedSizes(b, b.getLoc(), row));
+  SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, row, dest, offsets, sizes, strides);
+}
+
+/// `tensor.empty` of `type` whose outer size is `outer` and whose other
+/// dynamic sizes are `innerSizes` (in order).
+Value emptyTensor(ImplicitLocOpBuilder &b, RankedTensorType type, Value outer,
+                  ValueRange innerSizes = {}) {
+  SmallVector<Value> dynamic;
+  if (type.isDynamicDim(0))
+    dynamic.push_back(outer);
+  llvm::append_range(dynamic, innerSizes);
+  return tensor::EmptyOp::create(b, type, dynamic);
+}
+
+using IndexedBody =
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value)>;
+
+/// Tensors `result[i] = body(i)` for i in [0, n), with scalar rows. Parallel: a
+/// linalg.generic with only outputs whose body reads what it needs at
+/// linalg.index 0. Sequential: an scf.for inserting into the outputs.
+SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
+                            TypeRange resultTypes, bool parallel,
+                            IndexedBody body) {
+  SmallVector<Value> outputs = llvm::map_to_vector(resultTypes, [&](Type t) {
+    return emptyTensor(b, cast<RankedTensorType>(t), n);
+  });
+  if (!parallel) {
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> values = body(ib, i);
+          SmallVector<Value> updated;
+          for (auto [value, out] : llvm::zip(values, outs))
+            updated.push_back(tensor::InsertOp::create(ib, value, out, i));
+          scf::YieldOp::create(ib, updated);
+        });
+    return llvm::to_vector_of<Value>(loop.getResults());
+  }
+  SmallVector<AffineMap> maps(resultTypes.size(),
+                              b.getMultiDimIdentityMap(1));
+  auto generic = linalg::GenericOp::create(
+      b, resultTypes, ValueRange{}, outputs, maps,
+      {utils::IteratorType::parallel},
+      [&](OpBuilder &nested, Location loc, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value i = linalg::IndexOp::create(ib, 0);
+        linalg::YieldOp::create(ib, body(ib, i));
+      });
+  return llvm::to_vector_of<Value>(generic.getResults());
+}
+
+/// Folds rows [lo, hi) into `accumulators` with the operator region `op`.
+SmallVector<Value> foldRange(ImplicitLocOpBuilder &b, Region &op,
+                             const RowReader &rows, Value lo, Value hi,
+                             ValueRange accumulators) {
+  auto loop = scf::ForOp::create(
+      b, lo, hi, indexConstant(b, 1), accumulators,
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange accs) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> args(accs);
+        llvm::append_range(args, rows.rowsAt(ib, i));
+        scf::YieldOp::create(ib, inlineBody(ib, op, args));
+      });
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+/// The bounds of chunk `c` of `n` rows cut into chunks of `chunkSize`.
+std::pair<Value, Value> chunkBounds(ImplicitLocOpBuilder &b, Value c,
+                                    Value chunkSize, Value n) {
+  Value lo = arith::MinUIOp::create(b, arith::MulIOp::create(b, c, chunkSize), n);
+  Value hi = arith::MinUIOp::create(b, arith::AddIOp::create(b, lo, chunkSize), n);
+  return {lo, hi};
+}
+
+/// 1-D tensor types of dynamic size with the given element types.
+SmallVector<Type> vectorTypes(TypeRange elementTypes) {
+  return llvm::map_to_vector(elementTypes, [&](Type t) -> Type {
+    return RankedTensorType::get({ShapedType::kDynamic}, t);
+  });
+}
+
+bool allScalar(TypeRange types) {
+  return llvm::none_of(types, llvm::IsaPred<RankedTensorType>);
+}
+
+void replaceAndEraseFused(PatternRewriter &rewriter, Operation *op,
+                          ValueRange replacements, const RowReader &rows) {
+  SmallVector<MapOp> fused = rows.fusedMaps();
+  rewriter.replaceOp(op, replacements);
+  for (MapOp map : fused) // producers before their own producers
+    rewriter.eraseOp(map);
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+struct MapToLoops : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    if (waitsForFusion(map))
+      return rewriter.notifyMatchFailure(map, "fused into its consumer");
+    ImplicitLocOpBuilder b(map.getLoc(), rewriter);
+    RowReader rows(map.getInputs(), map);
+    Value n = rows.size(b);
+    bool parallel = !isNestedInParallelOp(map);
+    auto body = [&](ImplicitLocOpBuilder &ib, Value i) {
+      return inlineBody(ib, map.getBody(), rows.rowsAt(ib, i));
+    };
+    SmallVector<Type> rowTypes = llvm::map_to_vector(
+        map.getBody().front().getTerminator()->getOperandTypes(),
+        [](Type t) { return t; });
+    SmallVector<Value> results =
+        allScalar(rowTypes)
+            ? tabulate(b, n, map.getResultTypes(), parallel, body)
+            : tabulateRows(b, map, n, parallel, body);
+    replaceAndEraseFused(rewriter, map, results, rows);
+    return success();
+  }
+
+private:
+  /// A map with tensor rows: the dynamic row sizes come from running the body
+  /// once on row 0 (rows are regular), then each row is inserted whole.
+  static SmallVector<Value> tabulateRows(ImplicitLocOpBuilder &b, MapOp map,
+                                         Value n, bool parallel,
+                                         IndexedBody body) {
+    SmallVector<Value> innerSizes = rowSizes(b, map, n, body);
+    SmallVector<Value> outputs;
+    size_t used = 0;
+    for (Type t : map.getResultTypes()) {
+      auto type = cast<RankedTensorType>(t);
+      size_t dynamicInner = llvm::count_if(type.getShape().drop_front(),
+                                           ShapedType::isDynamic);
+      outputs.push_back(emptyTensor(
+          b, type, n, ArrayRef<Value>(innerSizes).slice(used, dynamicInner)));
+      used += dynamicInner;
+    }
+    if (!parallel) {
+      auto loop = scf::ForOp::create(
+          b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
+          [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+            ImplicitLocOpBuilder ib(loc, nested);
+            SmallVector<Value> updated;
+            for (auto [row, out] : llvm::zip(body(ib, i), outs))
+              updated.push_back(insertRow(ib, row, out, i));
+            scf::YieldOp::create(ib, updated);
+          });
+      return llvm::to_vector_of<Value>(loop.getResults());
+    }
+    auto forall = scf::ForallOp::create(
+        b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
+        [&](OpBuilder &nested, Location loc, ValueRange args) {
+          // args: the induction variable, then the shared outputs
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> rowValues = body(ib, args[0]);
+          auto inParallel = scf::InParallelOp::create(ib);
+          ib.setInsertionPointToStart(inParallel.getBody());
+          for (auto [row, out] : llvm::zip(rowValues, args.drop_front()))
+            parallelInsertRow(ib, row, out, args[0]);
+        });
+    return llvm::to_vector_of<Value>(forall.getResults());
+  }
+
+  static void parallelInsertRow(ImplicitLocOpBuilder &b, Value row, Value dest,
+                                Value i) {
+    auto destType = cast<RankedTensorType>(dest.getType());
+    SmallVector<OpFoldResult> offsets(destType.getRank(), b.getIndexAttr(0));
+    offsets[0] = i;
+    SmallVector<OpFoldResult> sizes(destType.getRank(), b.getIndexAttr(1));
+    if (auto rowType = dyn_cast<RankedTensorType>(row.getType())) {
+      SmallVector<OpFoldResult> rowSizes =
+          tensor::getMixedSizes(b, b.getLoc(), row);
+      std::copy(rowSizes.begin(), rowSizes.end(), sizes.begin() + 1);
+    } else {
+      // A scalar row goes in through a one-element tensor.
+      row = tensor::FromElementsOp::create(
+          b, RankedTensorType::get({1}, row.getType()), ValueRange{row});
+    }
+    SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(b, row, dest, offsets, sizes,
+                                          strides);
+  }
+
+  /// The dynamic inner sizes of the results, from the rows yielded for row 0
+  /// (0 when there are no rows).
+  static SmallVector<Value> rowSizes(ImplicitLocOpBuilder &b, MapOp map,
+                                     Value n, IndexedBody body) {
+    SmallVector<std::pair<unsigned, unsigned>> wanted; // (result, dim)
+    for (auto [r, t] : llvm::enumerate(map.getResultTypes()))
+      for (auto [d, size] :
+           llvm::enumerate(cast<RankedTensorType>(t).getShape().drop_front()))
+        if (ShapedType::isDynamic(size))
+          wanted.push_back({static_cast<unsigned>(r), static_cast<unsigned>(d)});
+    if (wanted.empty())
+      return {};
+    SmallVector<Type> indexTypes(wanted.size(), b.getIndexType());
+    Value zero = indexConstant(b, 0);
+    Value nonEmpty =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
+    auto probe = scf::IfOp::create(b, indexTypes, nonEmpty, true, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(probe.thenBlock());
+      SmallVector<Value> rows = body(b, zero);
+      SmallVector<Value> sizes = llvm::map_to_vector(wanted, [&](auto rd) {
+        return Value(tensor::DimOp::create(b, rows[rd.first], rd.second));
+      });
+      scf::YieldOp::create(b, sizes);
+      b.setInsertionPointToStart(probe.elseBlock());
+      scf::YieldOp::create(b, SmallVector<Value>(wanted.size(), zero));
+    }
+    return llvm::to_vector_of<Value>(probe.getResults());
+  }
+};
+
+struct ReduceToLoops : OpRewritePattern<ReduceOp> {
+  ReduceToLoops(MLIRContext *context, int64_t numChunks)
+      : OpRewritePattern(context), numChunks(numChunks) {}
+
+  LogicalResult matchAndRewrite(ReduceOp reduce,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(reduce.getLoc(), rewriter);
+    RowReader rows(reduce.getInputs(), reduce);
+    Value n = rows.size(b);
+    Region &op = reduce.getBody();
+    SmallVector<Value> results;
+    if (isNestedInParallelOp(reduce) ||
+        !allScalar(reduce.getInits().getTypes())) {
+      results = foldRange(b, op, rows, indexConstant(b, 0), n,
+                          reduce.getInits());
+    } else {
+      // Chunks folded in parallel from the neutral elements, then the chunk
+      // results folded in order (associativity makes this equal).
+      Value chunks = indexConstant(b, numChunks);
+      Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
+      SmallVector<Value> partials = tabulate(
+          b, chunks, vectorTypes(reduce.getInits().getTypes()),
+          /*parallel=*/true, [&](ImplicitLocOpBuilder &ib, Value c) {
+            auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
+            return foldRange(ib, op, rows, lo, hi, reduce.getInits());
+          });
+      RowReader partialRows(partials, nullptr);
+      results = foldRange(b, op, partialRows, indexConstant(b, 0), chunks,
+                          reduce.getInits());
+    }
+    replaceAndEraseFused(rewriter, reduce, results, rows);
+    return success();
+  }
+
+  int64_t numChunks;
+};
+
+struct ScanToLoops : OpRewritePattern<ScanOp> {
+  ScanToLoops(MLIRContext *context, int64_t numChunks)
+      : OpRewritePattern(context), numChunks(numChunks) {}
+
+  LogicalResult matchAndRewrite(ScanOp scan,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(scan.getLoc(), rewriter);
+    RowReader rows(scan.getInputs(), scan);
+    Value n = rows.size(b);
+    // Rows have the shape of the neutral elements.
+    SmallVector<Value> outputs;
+    for (auto [type, init] :
+         llvm::zip(scan.getResultTypes(), scan.getInits())) {
+      SmallVector<Value> inner;
+      for (auto [d, size] : llvm::enumerate(
+               cast<RankedTensorType>(type).getShape().drop_front()))
+        if (ShapedType::isDynamic(size))
+          inner.push_back(tensor::DimOp::create(b, init, d));
+      outputs.push_back(
+          emptyTensor(b, cast<RankedTensorType>(type), n, inner));
+    }
+    SmallVector<Value> results;
+    if (isNestedInParallelOp(scan) || !allScalar(scan.getInits().getTypes()))
+      results = scanRange(b, scan, rows, indexConstant(b, 0), n,
+                          indexConstant(b, 0), scan.getInits(), outputs);
+    else
+      results = parallelScan(b, scan, rows, n, outputs);
+    replaceAndEraseFused(rewriter, scan, results, rows);
+    return success();
+  }
+
+private:
+  /// Scans rows [lo, hi) starting from `accumulators`, writing the running
+  /// values into `outputs` at row (i - shift).
+  static SmallVector<Value> scanRange(ImplicitLocOpBuilder &b, ScanOp scan,
+                                      const RowReader &rows, Value lo, Value hi,
+                                      Value shift, ValueRange accumulators,
+                                      ValueRange outputs) {
+    size_t k = accumulators.size();
+    SmallVector<Value> carried(accumulators);
+    llvm::append_range(carried, outputs);
+    auto loop = scf::ForOp::create(
+        b, lo, hi, indexConstant(b, 1), carried,
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> args(state.take_front(k));
+          llvm::append_range(args, rows.rowsAt(ib, i));
+          SmallVector<Value> next = inlineBody(ib, scan.getBody(), args);
+          Value at = arith::SubIOp::create(ib, i, shift);
+          SmallVector<Value> yielded(next);
+          for (auto [value, out] : llvm::zip(next, state.drop_front(k)))
+            yielded.push_back(insertRow(ib, value, out, at));
+          scf::YieldOp::create(ib, yielded);
+        });
+    return llvm::to_vector_of<Value>(loop.getResults().drop_front(k));
+  }
+
+  /// Chunk totals in parallel, their exclusive scan in order, then every chunk
+  /// rescanned from its offset in parallel into its slice of the outputs.
+  SmallVector<Value> parallelScan(ImplicitLocOpBuilder &b, ScanOp scan,
+                                  const RowReader &rows, Value n,
+                                  ValueRange outputs) const {
+    TypeRange elementTypes = scan.getInits().getTypes();
+    Value chunks = indexConstant(b, numChunks);
+    Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
+    SmallVector<Value> totals = tabulate(
+        b, chunks, vectorTypes(elementTypes), /*parallel=*/true,
+        [&](ImplicitLocOpBuilder &ib, Value c) {
+          auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
+          return foldRange(ib, scan.getBody(), rows, lo, hi, scan.getInits());
+        });
+    // offsets[c] = inits op totals[0] op ... op totals[c-1]
+    RowReader totalRows(totals, nullptr);
+    SmallVector<Value> offsetOutputs = llvm::map_to_vector(
+        vectorTypes(elementTypes), [&](Type t) {
+          return emptyTensor(b, cast<RankedTensorType>(t), chunks);
+        });
+    size_t k = elementTypes.size();
+    SmallVector<Value> carried(scan.getInits());
+    llvm::append_range(carried, offsetOutputs);
+    auto offsetLoop = scf::ForOp::create(
+        b, indexConstant(b, 0), chunks, indexConstant(b, 1), carried,
+        [&](OpBuilder &nested, Location loc, Value c, ValueRange state) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> yielded;
+          SmallVector<Value> args(state.take_front(k));
+          llvm::append_range(args, totalRows.rowsAt(ib, c));
+          yielded = inlineBody(ib, scan.getBody(), args);
+          for (auto [acc, out] :
+               llvm::zip(state.take_front(k), state.drop_front(k)))
+            yielded.push_back(tensor::InsertOp::create(ib, acc, out, c));
+          scf::YieldOp::create(ib, yielded);
+        });
+    SmallVector<Value> offsets =
+        llvm::to_vector_of<Value>(offsetLoop.getResults().drop_front(k));
+
+    auto forall = scf::ForallOp::create(
+        b, ArrayRef<OpFoldResult>{chunks}, outputs, std::nullopt,
+        [&](OpBuilder &nested, Location loc, ValueRange args) {
+          // args: the chunk number, then the shared outputs
+          ImplicitLocOpBuilder ib(loc, nested);
+          Value c = args[0];
+          ValueRange shared = args.drop_front();
+          auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
+          Value length = arith::SubIOp::create(ib, hi, lo);
+          SmallVector<Value> start = llvm::map_to_vector(
+              offsets, [&](Value o) -> Value {
+                return tensor::ExtractOp::create(ib, o, ValueRange{c});
+              });
+          SmallVector<Value> slices = llvm::map_to_vector(
+              shared, [&](Value out) -> Value {
+                return tensor::ExtractSliceOp::create(
+                    ib, out, ArrayRef<OpFoldResult>{lo},
+                    ArrayRef<OpFoldResult>{length},
+                    ArrayRef<OpFoldResult>{ib.getIndexAttr(1)});
+              });
+          SmallVector<Value> scanned =
+              scanRange(ib, scan, rows, lo, hi, lo, start, slices);
+          auto inParallel = scf::InParallelOp::create(ib);
+          ib.setInsertionPointToStart(inParallel.getBody());
+          for (auto [slice, out] : llvm::zip(scanned, shared))
+            tensor::ParallelInsertSliceOp::create(
+                ib, slice, out, ArrayRef<OpFoldResult>{lo},
+                ArrayRef<OpFoldResult>{length},
+                ArrayRef<OpFoldResult>{ib.getIndexAttr(1)});
+        });
+    return llvm::to_vector_of<Value>(forall.getResults());
+  }
+
+  int64_t numChunks;
+};
+
+/// `0 <= index < size` for an index of type index, i32 or i64, and the index
+/// as an `index` value.
+std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
+                                     Value size) {
+  if (!index.getType().isIndex())
+    index = arith::IndexCastOp::create(b, b.getIndexType(), index);
+  // Unsigned comparison: a negative index wraps to a huge one.
+  Value inRange =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index, size);
+  return {inRange, index};
+}
+
+struct ScatterToLoops : OpRewritePattern<ScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScatterOp scatter,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(scatter.getLoc(), rewriter);
+    SmallVector<Value> read{scatter.getIndices(), scatter.getValues()};
+    RowReader rows(read, scatter);
+    Value n = rows.size(b);
+    Value bins = tensor::DimOp::create(b, scatter.getDest(), 0);
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), n, indexConstant(b, 1),
+        ValueRange{scatter.getDest()},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> row = rows.rowsAt(ib, i);
+          auto [inRange, index] = checkedIndex(ib, row[0], bins);
+          auto write = scf::IfOp::create(ib, state.getTypes(), inRange, true, true);
+          ib.setInsertionPointToStart(write.thenBlock());
+          scf::YieldOp::create(ib, insertRow(ib, row[1], state[0], index));
+          ib.setInsertionPointToStart(write.elseBlock());
+          scf::YieldOp::create(ib, state[0]);
+          ib.setInsertionPointAfter(write);
+          scf::YieldOp::create(ib, write.getResults());
+        });
+    replaceAndEraseFused(rewriter, scatter, loop.getResults(), rows);
+    return success();
+  }
+};
+
+struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceByIndexOp histogram,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(histogram.getLoc(), rewriter);
+    SmallVector<Value> read{histogram.getIndices()};
+    llvm::append_range(read, histogram.getValues());
+    RowReader rows(read, histogram);
+    Value n = rows.size(b);
+    Value bins = tensor::DimOp::create(b, histogram.getDests()[0], 0);
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), n, indexConstant(b, 1), histogram.getDests(),
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> row = rows.rowsAt(ib, i);
+          auto [inRange, index] = checkedIndex(ib, row[0], bins);
+          auto update =
+              scf::IfOp::create(ib, state.getTypes(), inRange, true, true);
+          ib.setInsertionPointToStart(update.thenBlock());
+          SmallVector<Value> args = llvm::map_to_vector(state, [&](Value bin) {
+            return RowReader::extractRow(ib, bin, index);
+          });
+          llvm::append_range(args, ArrayRef<Value>(row).drop_front());
+          SmallVector<Value> combined =
+              inlineBody(ib, histogram.getBody(), args);
+          SmallVector<Value> written;
+          for (auto [value, bin] : llvm::zip(combined, state))
+            written.push_back(insertRow(ib, value, bin, index));
+          scf::YieldOp::create(ib, written);
+          ib.setInsertionPointToStart(update.elseBlock());
+          scf::YieldOp::create(ib, state);
+          ib.setInsertionPointAfter(update);
+          scf::YieldOp::create(ib, update.getResults());
+        });
+    replaceAndEraseFused(rewriter, histogram, loop.getResults(), rows);
+    return success();
+  }
+};
+
+struct IotaToLoops : OpRewritePattern<IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(IotaOp iota,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(iota.getLoc(), rewriter);
+    auto type = cast<RankedTensorType>(iota.getType());
+    Value n = iota.getSize() ? iota.getSize()
+                             : indexConstant(b, type.getDimSize(0));
+    Type element = type.getElementType();
+    SmallVector<Value> results = tabulate(
+        b, n, TypeRange{type}, !isNestedInParallelOp(iota),
+        [&](ImplicitLocOpBuilder &ib, Value i) -> SmallVector<Value> {
+          if (element.isIndex())
+            return {i};
+          return {arith::IndexCastOp::create(ib, element, i)};
+        });
+    rewriter.replaceOp(iota, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertSoacToLoopsPass
+    : soac::impl::ConvertSoacToLoopsBase<ConvertSoacToLoopsPass> {
+  using ConvertSoacToLoopsBase::ConvertSoacToLoopsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Derivatives must be expanded first; say so instead of leaving them.
+    WalkResult unexpanded = module.walk([](Operation *op) {
+      if (isa<VjpOp, JvpOp>(op)) {
+        op->emitOpError() << "must be expanded by the soac-autodiff pass "
+                             "before lowering to loops";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unexpanded.wasInterrupted())
+      return signalPassFailure();
+    if (numChunks < 1) {
+      module.emitError() << "num-chunks must be at least 1, got " << numChunks;
+      return signalPassFailure();
+    }
+
+    RewritePatternSet patterns(&getContext());
+    populateSoacToLoopsPatterns(patterns, numChunks);
+    if (failed(applyPatternsGreedily(module, std::move(patterns)))) {
+      module.emitError() << "convert-soac-to-loops did not converge";
+      return signalPassFailure();
+    }
+    WalkResult leftover = module.walk([](Operation *op) {
+      if (isa<SoacDialect>(op->getDialect())) {
+        op->emitOpError() << "could not be lowered to loops";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (leftover.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void soac::populateSoacToLoopsPatterns(RewritePatternSet &patterns,
+                                       int64_t numChunks) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<MapToLoops, ScatterToLoops, ReduceByIndexToLoops, IotaToLoops>(
+      context);
+  patterns.add<ReduceToLoops, ScanToLoops>(context, numChunks);
+}

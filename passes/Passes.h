@@ -1,0 +1,32 @@
+//===- Passes.h - soac passes and pipelines ---------------------*- C++ -*-===//
+#ifndef SOAC_PASSES_PASSES_H
+#define SOAC_PASSES_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+namespace soac {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+/// Patterns lowering soac ops on tensors to linalg, scf and tensor ops (the
+/// patterns of convert-soac-to-loops). `numChunks`: parallel chunks of a
+/// top-level reduce or scan.
+void populateSoacToLoopsPatterns(mlir::RewritePatternSet &patterns,
+                                 int64_t numChunks);
+
+/// Registers the soac passes and the named pipelines (soac-lower-to-cpu).
+void registerSoacPasses();
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+} // namespace soac
+
+#endif // SOAC_PASSES_PASSES_H

@@ -1,0 +1,68 @@
+//===- Passes.td - soac passes -----------------------------------*- tablegen -*-===//
+
+#ifndef SOAC_PASSES_TD
+#define SOAC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
+  let summary = "Lower soac ops on tensors to linalg.generic, scf loops and tensor ops";
+  let description = [{
+    Replaces every soac op by loops on tensors that one-shot bufferization
+    turns into loops on buffers:
+
+    - `soac.map` with scalar rows and `soac.iota` become a parallel
+      `linalg.generic` over the outer dimension whose body reads the rows
+      with `tensor.extract` / `tensor.extract_slice` at `linalg.index 0`; a map
+      yielding tensor rows becomes an `scf.forall` writing each row with
+      `tensor.parallel_insert_slice`.
+    - `soac.reduce` with scalar operands splits the input into `num-chunks`
+      contiguous chunks folded in parallel (a `linalg.generic` over chunks
+      around an `scf.for`), then folds the chunk results in order.
+    - `soac.scan` with scalar operands: chunk totals in parallel, an exclusive
+      scan of the totals, then each chunk rescanned from its offset in
+      parallel (an `scf.forall`).
+    - `soac.scatter` and `soac.reduce_by_index` are sequential `scf.for` loops
+      with bounds checks (out-of-range indices are skipped).
+    - A SOAC nested in another SOAC's body is lowered to sequential loops: the
+      outer op already provides the parallelism.
+
+    Fusion: a `soac.map` whose results are only read, row by row, by one
+    SOAC in the same block is not materialized; its body is recomputed where
+    the consumer reads a row. So `reduce (+) (map f xs)` is one pass over `xs`,
+    and chains of maps become one loop.
+
+    ```mlir
+    // before
+    %s = soac.reduce ins(%x : tensor<?xf32>) init(%zero : f32) -> f32 { ... }
+    // after (sketch)
+    %partials = linalg.generic ... outs(%empty : tensor<64xf32>) {
+      %c = linalg.index 0 : index
+      %acc = scf.for %i = %lo to %hi step %c1 iter_args(%a = %zero) -> (f32) { ... }
+      linalg.yield %acc : f32
+    } -> tensor<64xf32>
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%a = %zero) -> (f32) { ... }
+    ```
+  }];
+  let options = [
+    Option<"numChunks", "num-chunks", "int64_t", /*default=*/"64",
+           "Number of chunks a top-level reduce or scan is split into for parallel execution">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
+  ];
+}
+
+def SoacEmitCInterface : Pass<"soac-emit-c-interface", "mlir::ModuleOp"> {
+  let summary = "Mark public functions for a C-callable wrapper (`_mlir_ciface_<name>`)";
+  let description = [{
+    Adds `llvm.emit_c_interface` to every public `func.func` with a body, so
+    that `convert-func-to-llvm` emits the wrapper whose ABI soac's runtime
+    (JIT and shared libraries) calls: memref arguments and results as pointers
+    to descriptors, results packed in a struct returned through the first
+    argument when there are several.
+  }];
+}
+
+#endif // SOAC_PASSES_TD

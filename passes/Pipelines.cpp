@@ -1,0 +1,85 @@
+//===- Pipelines.cpp - named soac pipelines and pass registration ---------===//
+//
+// soac-lower-to-cpu: soac on tensors -> LLVM dialect (+ OpenMP), the pipeline
+// soac.compile runs; `soac-opt --soac-lower-to-cpu` reproduces it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace {
+
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<int64_t> numChunks{
+      *this, "num-chunks",
+      llvm::cl::desc("Parallel chunks of a top-level reduce or scan"),
+      llvm::cl::init(64)};
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run parallel loops on all cores through OpenMP (needs "
+                     "an OpenMP runtime such as libiomp5 at run time); "
+                     "false gives sequential code"),
+      llvm::cl::init(true)};
+};
+
+void buildLowerToCpuPipeline(OpPassManager &pm,
+                             const CpuPipelineOptions &options) {
+  // soac -> loops on tensors.
+  soac::ConvertSoacToLoopsOptions loops;
+  loops.numChunks = options.numChunks;
+  pm.addPass(soac::createConvertSoacToLoops(loops));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(soac::createSoacEmitCInterface());
+
+  // Tensors -> buffers; function results become buffers the caller owns.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+
+  // Parallel loops, then threads.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createCanonicalizerPass());
+  if (options.openmp)
+    pm.addPass(createConvertSCFToOpenMPPass());
+
+  // Everything -> LLVM dialect.
+  // expand-strided-metadata emits affine.apply: lower-affine comes after it.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+} // namespace
+
+void soac::registerSoacPasses() {
+  registerSoacGeneratedPasses(); // each pass of Passes.td
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "soac-lower-to-cpu",
+      "Lower soac programs on tensors to the LLVM dialect for the CPU: "
+      "convert-soac-to-loops, one-shot bufferization with deallocation, "
+      "parallel loops on OpenMP threads, then LLVM",
+      buildLowerToCpuPipeline);
+}

@@ -1,0 +1,141 @@
+"""Compile soac programs for the CPU: lowering, JIT and shared libraries.
+
+Lowering runs the named pipeline ``soac-lower-to-cpu`` (the one
+``soac-opt --soac-lower-to-cpu`` runs), so every compilation is reproducible
+from the command line.
+
+>>> import numpy as np, soac
+>>> saxpy = soac.compile('''
+...   func.func @saxpy(%a: f32, %x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+...     %r = soac.map ins(%x, %y : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+...     ^bb0(%xi: f32, %yi: f32):
+...       %m = arith.mulf %a, %xi : f32
+...       %s = arith.addf %m, %yi : f32
+...       soac.yield %s : f32
+...     }
+...     return %r : tensor<?xf32>
+...   }''', "saxpy")
+>>> saxpy(2.0, np.ones(3, np.float32), np.arange(3, dtype=np.float32))
+array([2., 3., 4.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+
+from .diagnostics import diagnostic_lines, parse
+from .errors import Error, LoweringError
+from .runtime import aot, jit
+from .runtime.abi import CompiledFunction, Signature, ValueSpec
+from .types import numpy_dtype
+
+TARGETS = ("cpu",)
+EMITS = ("jit", "shared-lib")
+
+# Compiled modules by (IR text, options): compiling the same program twice
+# returns the same code.
+_jit_cache: dict[tuple, dict[str, CompiledFunction]] = {}
+
+
+@dataclass(frozen=True)
+class CpuOptions:
+    """Options of the soac-lower-to-cpu pipeline."""
+
+    num_chunks: int = 64
+    openmp: bool = True
+
+    def pipeline(self) -> str:
+        openmp = "true" if self.openmp else "false"
+        return f"builtin.module(soac-lower-to-cpu{{num-chunks={self.num_chunks} openmp={openmp}}})"
+
+
+def lower(module: ir.Module | str, *, options: CpuOptions = CpuOptions()) -> ir.Module:
+    """A copy of ``module`` lowered to the LLVM dialect by ``soac-lower-to-cpu``.
+
+    Raises :class:`soac.LoweringError` naming the op that could not be lowered.
+    """
+    module = _as_module(module)
+    with module.context:
+        lowered = ir.Module.parse(str(module))
+        try:
+            passmanager.PassManager.parse(options.pipeline()).run(lowered.operation)
+        except ir.MLIRError as error:
+            raise LoweringError("soac-lower-to-cpu failed", diagnostic_lines(error)) from None
+    return lowered
+
+
+def signatures(module: ir.Module) -> list[Signature]:
+    """The signatures of the public functions of ``module`` with a body."""
+    result = []
+    for op in module.body.operations:
+        if op.operation.name != "func.func" or len(op.regions[0].blocks) == 0:
+            continue
+        if "sym_visibility" in op.attributes and ir.StringAttr(op.attributes["sym_visibility"]).value != "public":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        args = tuple(_spec(name, f"argument #{i}", t) for i, t in enumerate(function_type.inputs))
+        results = tuple(_spec(name, f"result #{i}", t) for i, t in enumerate(function_type.results))
+        result.append(Signature(name, args, results))
+    return result
+
+
+def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
+    module: ir.Module | str,
+    function: str,
+    *,
+    target: str = "cpu",
+    emit: str = "jit",
+    output: str | os.PathLike | None = None,
+    options: CpuOptions = CpuOptions(),
+) -> CompiledFunction | aot.SharedLibrary:
+    """Compiles ``@function`` of ``module`` (an ``ir.Module`` or MLIR text).
+
+    ``emit="jit"`` returns a callable on numpy arrays (arguments are checked
+    against the signature: dtype, rank and static sizes; tensors come back as
+    numpy arrays that own their memory). Compiled code is cached by IR.
+
+    ``emit="shared-lib"`` writes ``lib<function>.so``, a C header, the
+    signatures and a standalone ctypes loader into the directory ``output``
+    and returns their paths (see :mod:`soac.runtime.aot`).
+    """
+    if target not in TARGETS:
+        raise Error(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
+    if emit not in EMITS:
+        raise Error(f"unknown emit {emit!r}; available: {', '.join(EMITS)}")
+    module = _as_module(module)
+    with module.context:
+        available = {s.name: s for s in signatures(module)}
+        if function not in available:
+            raise Error(f"no public function @{function} with a body in the module; it has {sorted(available)}")
+        if emit == "shared-lib":
+            if output is None:
+                raise Error('emit="shared-lib" needs an output directory')
+            return aot.write_shared_library(lower(module, options=options), [available[function]], output, options)
+        key = (str(module), options)
+        if key not in _jit_cache:
+            _jit_cache[key] = jit.jit(lower(module, options=options), list(available.values()), openmp=options.openmp)
+        return _jit_cache[key][function]
+
+
+def _as_module(module: ir.Module | str) -> ir.Module:
+    if isinstance(module, ir.Module):
+        return module
+    if isinstance(module, str):
+        with ir.Context():
+            return parse(module)
+    raise Error(f"expected an mlir.ir.Module or MLIR text, got {type(module).__name__}")
+
+
+def _spec(function: str, where: str, type_: ir.Type) -> ValueSpec:
+    element = type_.element_type if isinstance(type_, ir.RankedTensorType) else type_
+    dtype = numpy_dtype(element)
+    if dtype is None or isinstance(type_, ir.ShapedType) and not isinstance(type_, ir.RankedTensorType):
+        raise Error(f"{where} of @{function} has type {type_}, which compiled functions cannot pass")
+    if not isinstance(type_, ir.RankedTensorType):
+        return ValueSpec(dtype.name)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return ValueSpec(dtype.name, tuple(None if d == dynamic else d for d in type_.shape))

@@ -1,0 +1,265 @@
+"""Calling compiled soac functions from numpy: the C ABI, with ctypes only.
+
+This module depends on nothing but numpy and the standard library, so that a
+shared library compiled by soac can be loaded where MLIR is not installed (see
+:mod:`soac.runtime.loader`). The ABI is MLIR's C interface
+(``llvm.emit_c_interface``) for ``func.func @name``:
+
+``_mlir_ciface_<name>(results*, args...)``
+  * a tensor argument is passed as a pointer to a memref descriptor
+    ``struct { T *allocated; T *aligned; int64_t offset; int64_t sizes[R];
+    int64_t strides[R]; }`` describing a C-contiguous array;
+  * a scalar argument is passed by value (``index`` as ``int64_t``, ``i1`` as
+    ``bool``);
+  * a single scalar result is the return value; a single tensor result, or
+    several results, are written to a struct (descriptors and scalars, in
+    order) that the caller passes as the first argument;
+  * result buffers are allocated with ``malloc`` and owned by the caller, who
+    frees ``allocated`` with ``free``. Here the numpy array returned for them
+    owns that memory: it is freed when the array (and every view of it) dies.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_CTYPES = {
+    "float16": ctypes.c_uint16,  # passed as its bits
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "bool": ctypes.c_bool,
+}
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"))
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
+
+
+try:  # inside the soac package, argument errors are soac.Errors too
+    from ..errors import Error as _ErrorBase
+except ImportError:  # the standalone copy next to a shared library
+    _ErrorBase = Exception
+
+
+class ArgumentError(_ErrorBase, TypeError):
+    """Arguments that do not fit a compiled function's signature."""
+
+
+@dataclass(frozen=True)
+class ValueSpec:
+    """The type of one argument or result: a numpy dtype name and, for
+    tensors, the shape (``None`` for a dynamic size); ``shape is None`` for a
+    scalar."""
+
+    dtype: str
+    shape: tuple[int | None, ...] | None = None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.shape is not None
+
+    def describe(self) -> str:
+        if not self.is_tensor:
+            return self.dtype
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.dtype}[{dims}]"
+
+    def to_json(self) -> dict:
+        return {"dtype": self.dtype, "shape": None if self.shape is None else list(self.shape)}
+
+    @staticmethod
+    def from_json(data: dict) -> ValueSpec:
+        shape = data["shape"]
+        return ValueSpec(data["dtype"], None if shape is None else tuple(shape))
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Name, arguments and results of a compiled function."""
+
+    name: str
+    args: tuple[ValueSpec, ...]
+    results: tuple[ValueSpec, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "args": [a.to_json() for a in self.args],
+            "results": [r.to_json() for r in self.results],
+        }
+
+    @staticmethod
+    def from_json(data: dict) -> Signature:
+        return Signature(
+            data["name"],
+            tuple(ValueSpec.from_json(a) for a in data["args"]),
+            tuple(ValueSpec.from_json(r) for r in data["results"]),
+        )
+
+
+_DESCRIPTORS: dict[tuple[str, int], type] = {}
+
+
+def descriptor_type(dtype: str, rank: int) -> type:
+    """The ctypes struct of a rank-``rank`` memref descriptor of ``dtype``."""
+    key = (dtype, rank)
+    if key not in _DESCRIPTORS:
+        element = ctypes.POINTER(_CTYPES[dtype])
+        _DESCRIPTORS[key] = type(
+            f"MemRef{rank}D_{dtype}",
+            (ctypes.Structure,),
+            {
+                "_fields_": [
+                    ("allocated", element),
+                    ("aligned", element),
+                    ("offset", ctypes.c_int64),
+                    ("sizes", ctypes.c_int64 * rank),
+                    ("strides", ctypes.c_int64 * rank),
+                ]
+            },
+        )
+    return _DESCRIPTORS[key]
+
+
+def _ctype(spec: ValueSpec) -> type:
+    return descriptor_type(spec.dtype, len(spec.shape)) if spec.is_tensor else _CTYPES[spec.dtype]
+
+
+class CompiledFunction:
+    """A compiled function callable on numpy arrays; see the module docstring
+    for the ABI. ``keepalive`` holds whatever keeps the code loaded."""
+
+    def __init__(self, signature: Signature, address: int, keepalive: Any = None):
+        self.signature = signature
+        self._keepalive = keepalive
+        packed = len(signature.results) > 1 or (
+            len(signature.results) == 1 and signature.results[0].is_tensor
+        )
+        self._result_struct = None
+        argtypes = [ctypes.POINTER(_ctype(a)) if a.is_tensor else _ctype(a) for a in signature.args]
+        restype = None
+        if packed:
+            fields = [(f"r{i}", _ctype(r)) for i, r in enumerate(signature.results)]
+            self._result_struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
+            argtypes.insert(0, ctypes.POINTER(self._result_struct))
+        elif signature.results:
+            restype = _ctype(signature.results[0])
+        self._function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+    def __call__(self, *args: Any) -> Any:
+        spec = self.signature
+        if len(args) != len(spec.args):
+            raise ArgumentError(f"{spec.name} takes {len(spec.args)} arguments, got {len(args)}")
+        arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
+        call_args = [
+            ctypes.byref(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)
+        ]
+        if self._result_struct is None:
+            value = self._function(*call_args)
+            return None if not spec.results else _scalar_result(value, spec.results[0])
+        results = self._result_struct()
+        self._function(ctypes.byref(results), *call_args)
+        values = [
+            _owned_array(getattr(results, f"r{i}"), r) if r.is_tensor else _scalar_result(getattr(results, f"r{i}"), r)
+            for i, r in enumerate(spec.results)
+        ]
+        return values[0] if len(values) == 1 else tuple(values)
+
+
+def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -> Any:
+    where = f"argument #{position} of {function}"
+    if not spec.is_tensor:
+        if np.ndim(value) != 0:
+            raise ArgumentError(f"{where} is a scalar of dtype {spec.dtype}, got an array of shape {np.shape(value)}")
+        return value
+    array = np.asarray(value)
+    if array.dtype != np.dtype(spec.dtype):
+        raise ArgumentError(f"{where} must be {spec.describe()}; got dtype {array.dtype}")
+    if array.ndim != len(spec.shape):
+        raise ArgumentError(f"{where} must be {spec.describe()}; got shape {array.shape}")
+    for dim, (size, static) in enumerate(zip(array.shape, spec.shape)):
+        if static is not None and size != static:
+            raise ArgumentError(f"{where} must be {spec.describe()}; got size {size} in dim {dim}")
+    # The compiled code assumes the identity layout.
+    return np.ascontiguousarray(array)
+
+
+def _descriptor(array: np.ndarray, spec: ValueSpec) -> ctypes.Structure:
+    descriptor = descriptor_type(spec.dtype, array.ndim)()
+    pointer = array.ctypes.data_as(descriptor._fields_[0][1])
+    descriptor.allocated = pointer
+    descriptor.aligned = pointer
+    descriptor.offset = 0
+    for d in range(array.ndim):
+        descriptor.sizes[d] = array.shape[d]
+        descriptor.strides[d] = array.strides[d] // max(array.itemsize, 1)
+    return descriptor
+
+
+def _scalar(value: Any, spec: ValueSpec) -> Any:
+    if spec.dtype == "float16":
+        return _CTYPES["float16"](int(np.float16(value).view(np.uint16)))
+    if spec.dtype == "bool":
+        return ctypes.c_bool(bool(value))
+    return _CTYPES[spec.dtype](np.dtype(spec.dtype).type(value).item())
+
+
+def _scalar_result(value: Any, spec: ValueSpec) -> np.generic:
+    if spec.dtype == "float16":
+        return np.uint16(value).view(np.float16)
+    return np.dtype(spec.dtype).type(value)
+
+
+def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec) -> np.ndarray:
+    """A numpy array over a result buffer that frees it when it is no longer used."""
+    dtype = np.dtype(spec.dtype)
+    shape = tuple(descriptor.sizes)
+    allocated = ctypes.cast(descriptor.allocated, ctypes.c_void_p).value
+    aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
+    count = int(np.prod(shape)) if shape else 1
+    if count == 0 or aligned is None:
+        if allocated:
+            _libc.free(allocated)
+        return np.zeros(shape, dtype=dtype)
+    strides = tuple(s * dtype.itemsize for s in descriptor.strides)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, descriptor.strides))
+    start = aligned + descriptor.offset * dtype.itemsize
+    buffer = (ctypes.c_char * (extent * dtype.itemsize)).from_address(start)
+    weakref.finalize(buffer, _libc.free, allocated)
+    return np.ndarray(shape, dtype=dtype, buffer=buffer, strides=strides)
+
+
+class Library:
+    """The functions of a shared library compiled by soac, as attributes."""
+
+    def __init__(self, path: str):
+        import json
+        import os
+
+        self.path = os.path.abspath(path)
+        with open(os.path.splitext(self.path)[0] + ".json") as f:
+            metadata = json.load(f)
+        self._handle = ctypes.CDLL(self.path)
+        self.functions = {}
+        for entry in metadata["functions"]:
+            signature = Signature.from_json(entry)
+            symbol = getattr(self._handle, "_mlir_ciface_" + signature.name)
+            address = ctypes.cast(symbol, ctypes.c_void_p).value
+            self.functions[signature.name] = CompiledFunction(signature, address, keepalive=self._handle)
+            setattr(self, signature.name, self.functions[signature.name])
+
+
+def load_library(path: str) -> Library:
+    """Loads ``lib<name>.so`` written by ``soac.compile(..., emit="shared-lib")``;
+    its signatures come from the ``.json`` file beside it."""
+    return Library(path)

@@ -1,0 +1,29 @@
+"""Compiled code in this process, through MLIR's ExecutionEngine (LLVM ORC JIT)."""
+
+from __future__ import annotations
+
+from mlir import execution_engine, ir
+
+from ..errors import Error
+from . import native
+from .abi import CompiledFunction, Signature
+
+
+def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
+    """Compiles a module in the LLVM dialect at -O3; returns its functions by name."""
+    libraries = [native.runner_utils_library()]
+    if openmp:
+        libraries.append(native.openmp_library())
+    try:
+        engine = execution_engine.ExecutionEngine(lowered, opt_level=3, shared_libs=libraries)
+    except RuntimeError as error:
+        raise Error(f"the JIT could not compile the lowered module: {error}") from None
+    functions = {}
+    for signature in signatures:
+        # raw_lookup(n) finds the symbol "_mlir_" + n (the packed wrapper of n):
+        # asking for "ciface_<name>" finds the C interface "_mlir_ciface_<name>".
+        address = engine.raw_lookup("ciface_" + signature.name)
+        if not address:
+            raise Error(f"the JIT found no C interface for @{signature.name}")
+        functions[signature.name] = CompiledFunction(signature, address, keepalive=engine)
+    return functions

@@ -1,0 +1,50 @@
+"""The native libraries compiled code runs with, and the thread count."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.metadata
+import os
+
+import mlir
+
+from ..errors import Error
+
+
+@functools.cache
+def openmp_library() -> str:
+    """Path of libiomp5.so, the OpenMP runtime of the pinned intel-openmp wheel."""
+    try:
+        files = importlib.metadata.files("intel-openmp") or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.name == "libiomp5.so":
+            return os.path.realpath(file.locate())
+    raise Error("the OpenMP runtime (libiomp5.so from the intel-openmp package) is not installed")
+
+
+@functools.cache
+def runner_utils_library() -> str:
+    """Path of MLIR's libmlir_c_runner_utils.so (memrefCopy and friends)."""
+    return os.path.join(list(mlir.__path__)[0], "lib", "libmlir_c_runner_utils.so")
+
+
+@functools.cache
+def _openmp() -> ctypes.CDLL:
+    # The same path the JIT loads, so this is the same runtime instance.
+    return ctypes.CDLL(openmp_library(), mode=ctypes.RTLD_GLOBAL)
+
+
+def set_num_threads(count: int) -> None:
+    """Number of threads parallel loops of compiled code use from now on
+    (1 forces sequential execution). The default is one per core."""
+    if count < 1:
+        raise Error(f"the number of threads must be at least 1, got {count}")
+    _openmp().omp_set_num_threads(ctypes.c_int(count))
+
+
+def get_num_threads() -> int:
+    """Number of threads parallel loops of compiled code use."""
+    return int(_openmp().omp_get_max_threads())
