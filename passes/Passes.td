@@ -54,15 +54,34 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
   ];
 }
 
-def SoacEmitCInterface : Pass<"soac-emit-c-interface", "mlir::ModuleOp"> {
-  let summary = "Mark public functions for a C-callable wrapper (`_mlir_ciface_<name>`)";
+def SoacMarkEntryPoints : Pass<"soac-mark-entry-points", "mlir::ModuleOp"> {
+  let summary = "Give public functions the calling convention soac's runtime uses";
   let description = [{
-    Adds `llvm.emit_c_interface` to every public `func.func` with a body, so
-    that `convert-func-to-llvm` emits the wrapper whose ABI soac's runtime
-    (JIT and shared libraries) calls: memref arguments and results as pointers
-    to descriptors, results packed in a struct returned through the first
-    argument when there are several.
+    Every public `func.func` with a body becomes an entry point called from C
+    (the JIT, shared libraries):
+
+    - `llvm.emit_c_interface`, so that `convert-func-to-llvm` emits the wrapper
+      `_mlir_ciface_<name>`: memref arguments and results as pointers to
+      descriptors, results packed in a struct passed first when there are
+      several;
+    - `bufferization.writable = false` on tensor arguments: callers keep value
+      semantics (their arrays are never written), so bufferization copies an
+      argument before updating it in place.
   }];
+}
+
+def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm", "mlir::ModuleOp"> {
+  let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
+  let description = [{
+    `finalize-memref-to-llvm` in MLIR 22.1 asserts on loads and stores of
+    element types narrower than a byte. soac keeps booleans one per byte (as
+    numpy does), so this pass lowers `memref.load` and `memref.store` of `i1`
+    itself, before `finalize-memref-to-llvm`: the address comes from the memref
+    descriptor, and `llvm.load`/`llvm.store` of `i1` access one byte. The
+    memref operand is bridged with `unrealized_conversion_cast`, which
+    `reconcile-unrealized-casts` removes at the end of the pipeline.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 #endif // SOAC_PASSES_TD

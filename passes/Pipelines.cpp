@@ -44,16 +44,22 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(soac::createConvertSoacToLoops(loops));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(soac::createSoacEmitCInterface());
+  pm.addPass(soac::createSoacMarkEntryPoints());
 
   // Tensors -> buffers; function results become buffers the caller owns.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // Loops whose carried tensor is rebuilt each iteration (a reduce over rows,
+  // an scf.for around a map) yield new buffers; the deallocation pipeline
+  // frees the old ones.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  // The clones deallocation inserts become allocations and copies.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Parallel loops, then threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -66,6 +72,7 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   // expand-strided-metadata emits affine.apply: lower-affine comes after it.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(soac::createConvertI1MemRefToLLVM());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertToLLVMPass());

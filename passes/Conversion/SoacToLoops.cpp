@@ -346,33 +346,40 @@ private:
         [&](OpBuilder &nested, Location loc, ValueRange args) {
           // args: the induction variable, then the shared outputs
           ImplicitLocOpBuilder ib(loc, nested);
-          SmallVector<Value> rowValues = body(ib, args[0]);
-          auto inParallel = scf::InParallelOp::create(ib);
-          ib.setInsertionPointToStart(inParallel.getBody());
-          for (auto [row, out] : llvm::zip(rowValues, args.drop_front()))
-            parallelInsertRow(ib, row, out, args[0]);
+          parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
         });
     return llvm::to_vector_of<Value>(forall.getResults());
   }
 
-  static void parallelInsertRow(ImplicitLocOpBuilder &b, Value row, Value dest,
-                                Value i) {
-    auto destType = cast<RankedTensorType>(dest.getType());
-    SmallVector<OpFoldResult> offsets(destType.getRank(), b.getIndexAttr(0));
-    offsets[0] = i;
-    SmallVector<OpFoldResult> sizes(destType.getRank(), b.getIndexAttr(1));
-    if (auto rowType = dyn_cast<RankedTensorType>(row.getType())) {
-      SmallVector<OpFoldResult> rowSizes =
-          tensor::getMixedSizes(b, b.getLoc(), row);
-      std::copy(rowSizes.begin(), rowSizes.end(), sizes.begin() + 1);
-    } else {
-      // A scalar row goes in through a one-element tensor.
-      row = tensor::FromElementsOp::create(
-          b, RankedTensorType::get({1}, row.getType()), ValueRange{row});
+  /// Writes each row into its output at row `i` from an scf.forall body:
+  /// everything the inserts need is computed first, since the terminator
+  /// (scf.forall.in_parallel) may hold nothing but the inserts.
+  static void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
+                                 ValueRange outputs, Value i) {
+    SmallVector<Value> sources;
+    SmallVector<SmallVector<OpFoldResult>> sizes;
+    for (Value row : rows) {
+      SmallVector<OpFoldResult> rowSizes{b.getIndexAttr(1)};
+      if (isa<RankedTensorType>(row.getType())) {
+        llvm::append_range(rowSizes, tensor::getMixedSizes(b, b.getLoc(), row));
+      } else {
+        // A scalar row goes in as a one-element tensor.
+        row = tensor::FromElementsOp::create(
+            b, RankedTensorType::get({1}, row.getType()), ValueRange{row});
+      }
+      sources.push_back(row);
+      sizes.push_back(rowSizes);
     }
-    SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(b, row, dest, offsets, sizes,
-                                          strides);
+    auto inParallel = scf::InParallelOp::create(b);
+    b.setInsertionPointToStart(inParallel.getBody());
+    for (auto [source, rowSizes, out] : llvm::zip(sources, sizes, outputs)) {
+      int64_t rank = cast<RankedTensorType>(out.getType()).getRank();
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+      offsets[0] = i;
+      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+      tensor::ParallelInsertSliceOp::create(b, source, out, offsets, rowSizes,
+                                            strides);
+    }
   }
 
   /// The dynamic inner sizes of the results, from the rows yielded for row 0
