@@ -15,20 +15,29 @@ config.test_exec_root = os.path.join(config.test_source_root, "..", "build", "li
 config.excludes = ["python"]
 
 
-def _tool_dirs():
-    """Directories of soac-opt (installed with the package) and of the wheels' tools."""
+def _installed_paths():
+    """Where the installed soac package and the wheels keep their tools and runtimes."""
     query = (
         "import os, llvm, mlir; from soac._tools import soac_opt_path; "
+        "from soac.runtime import native; "
+        "mlir_dir = list(mlir.__path__)[0]; "
         "print(os.path.dirname(soac_opt_path())); "
         "print(os.path.join(list(llvm.__path__)[0], 'bin')); "
-        "print(os.path.join(list(mlir.__path__)[0], 'bin'))"
+        "print(os.path.join(mlir_dir, 'bin')); "
+        "print(os.path.join(mlir_dir, 'lib', 'libmlir_runner_utils.so')); "
+        "print(native.runner_utils_library()); "
+        "print(native.openmp_library())"
     )
     out = subprocess.run([sys.executable, "-c", query], check=True, capture_output=True, text=True)
     return out.stdout.split()
 
 
-for tool_dir in reversed(_tool_dirs()):
+*_tool_dirs, _runner_utils, _c_runner_utils, _openmp = _installed_paths()
+for tool_dir in reversed(_tool_dirs):
     config.environment["PATH"] = tool_dir + os.pathsep + config.environment.get("PATH", os.environ["PATH"])
+config.substitutions.append(("%mlir_runner_utils", _runner_utils))
+config.substitutions.append(("%mlir_c_runner_utils", _c_runner_utils))
+config.substitutions.append(("%openmp_runtime", _openmp))
 
 # Variables captured under a CHECK-LABEL stay local to it.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

@@ -1,0 +1,180 @@
+// RUN: soac-opt %s --convert-soac-to-loops=num-chunks=4 --canonicalize --cse --split-input-file | FileCheck %s
+
+// A map with scalar rows: a parallel linalg.generic reading its rows at linalg.index.
+// CHECK-LABEL: func.func @map_scalar
+// CHECK-NOT: soac.
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} outs(%[[EMPTY]] : tensor<?xf32>)
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[X:.*]] = tensor.extract %arg0[%[[I]]]
+// CHECK: %[[M:.*]] = arith.mulf %[[X]], %arg1
+// CHECK: linalg.yield %[[M]] : f32
+func.func @map_scalar(%x: tensor<?xf32>, %s: f32) -> tensor<?xf32> {
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %m = arith.mulf %a, %s : f32
+    soac.yield %m : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// reduce . map: the map is fused (no tensor of squares), chunks are folded in
+// parallel, then the 4 chunk results in order.
+// CHECK-LABEL: func.func @sum_of_squares
+// CHECK-NOT: soac.
+// CHECK: %[[CHUNK:.*]] = arith.ceildivui %{{.*}}, %c4 : index
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %cst) -> (f32)
+// CHECK: %[[X:.*]] = tensor.extract %arg0[%[[I]]]
+// CHECK: %[[SQ:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK: arith.addf %[[ACC]], %[[SQ]]
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK: tensor.extract %[[PARTIALS]]
+func.func @sum_of_squares(%x: tensor<?xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %sq = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v: f32):
+    %s = arith.mulf %v, %v : f32
+    soac.yield %s : f32
+  }
+  %s = soac.reduce ins(%sq : tensor<?xf32>) init(%zero : f32) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.addf %a, %b : f32
+    soac.yield %r : f32
+  }
+  return %s : f32
+}
+
+// -----
+
+// scan: chunk totals, their exclusive scan, then a parallel rescan per chunk.
+// CHECK-LABEL: func.func @cumsum
+// CHECK-NOT: soac.
+// CHECK: %[[TOTALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi32>)
+// CHECK: %[[OFFSETS:.*]]:2 = scf.for {{.*}} -> (i32, tensor<4xi32>)
+// CHECK: scf.forall (%[[C:.*]]) in (4) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?xi32>)
+// CHECK: %[[START:.*]] = tensor.extract %[[OFFSETS]]#1[%[[C]]]
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[OUT]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[START]], %{{.*}} = %[[SLICE]])
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice
+func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
+  %zero = arith.constant 0 : i32
+  %r = soac.scan ins(%x : tensor<?xi32>) init(%zero : i32) -> tensor<?xi32> {
+  ^bb0(%a: i32, %b: i32):
+    %s = arith.addi %a, %b : i32
+    soac.yield %s : i32
+  }
+  return %r : tensor<?xi32>
+}
+
+// -----
+
+// A map yielding rows: an scf.forall writing each row; the nested map is
+// sequential (the outer one is already parallel). The dynamic row size comes
+// from running the body on row 0.
+// CHECK-LABEL: func.func @outer_product
+// CHECK-NOT: soac.
+// CHECK: %[[PROBE:.*]] = scf.if %{{.*}} -> (index)
+// CHECK: tensor.empty(%{{.*}}, %[[PROBE]]) : tensor<?x?xf32>
+// CHECK: scf.forall (%[[I:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: %[[ROW:.*]] = scf.for
+// CHECK: tensor.insert
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[ROW]] into %[[OUT]][%[[I]], 0] [1, %{{.*}}] [1, 1]
+func.func @outer_product(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?x?xf32> {
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: f32):
+    %row = soac.map ins(%y : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%b: f32):
+      %m = arith.mulf %a, %b : f32
+      soac.yield %m : f32
+    }
+    soac.yield %row : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// Matrix-vector: rows are slices; the inner map fuses into the inner reduce,
+// which is a sequential loop inside the parallel generic.
+// CHECK-LABEL: func.func @matvec
+// CHECK-NOT: soac.
+// CHECK: linalg.generic
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%{{.*}}, 0] [1, %{{.*}}] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
+// CHECK: scf.for
+// CHECK: tensor.extract %[[ROW]]
+// CHECK: tensor.extract %arg1
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.yield
+func.func @matvec(%A: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%A : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %p = soac.map ins(%row, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%a: f64, %b: f64):
+      %m = arith.mulf %a, %b : f64
+      soac.yield %m : f64
+    }
+    %s = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%acc: f64, %e: f64):
+      %t = arith.addf %acc, %e : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// -----
+
+// scatter: a sequential loop skipping out-of-range indices (one unsigned compare).
+// CHECK-LABEL: func.func @scatter
+// CHECK-NOT: soac.
+// CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[D:.*]] = %arg0)
+// CHECK: %[[IDX:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[IDX]], %{{.*}} : index
+// CHECK: scf.if %[[OK]]
+// CHECK: tensor.insert %{{.*}} into %[[D]][%[[IDX]]]
+// CHECK: } else {
+// CHECK: scf.yield %[[D]]
+func.func @scatter(%d: tensor<?xf32>, %i: tensor<?xi32>, %v: tensor<?xf32>) -> tensor<?xf32> {
+  %r = soac.scatter dest(%d : tensor<?xf32>) indices(%i : tensor<?xi32>) ins(%v : tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// reduce_by_index: read the bin, apply the operator, write it back.
+// CHECK-LABEL: func.func @histogram
+// CHECK-NOT: soac.
+// CHECK: scf.for {{.*}} iter_args(%[[H:.*]] = %arg0)
+// CHECK: scf.if
+// CHECK: %[[BIN:.*]] = tensor.extract %[[H]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[BIN]], %{{.*}} : f64
+// CHECK: tensor.insert %[[NEW]] into %[[H]]
+func.func @histogram(%h: tensor<10xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<10xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.reduce_by_index dest(%h : tensor<10xf64>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<10xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    soac.yield %s : f64
+  }
+  return %r : tensor<10xf64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @iota
+// CHECK-NOT: soac.
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8xi32>)
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[V:.*]] = arith.index_cast %[[I]] : index to i32
+// CHECK: linalg.yield %[[V]] : i32
+func.func @iota() -> tensor<8xi32> {
+  %r = soac.iota : tensor<8xi32>
+  return %r : tensor<8xi32>
+}
