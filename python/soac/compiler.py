@@ -59,7 +59,8 @@ def lower(module: ir.Module | str, *, options: CpuOptions = CpuOptions()) -> ir.
     """
     module = _as_module(module)
     with module.context:
-        lowered = ir.Module.parse(str(module))
+        # A copy that keeps the source locations, for the diagnostics.
+        lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
         try:
             passmanager.PassManager.parse(options.pipeline()).run(lowered.operation)
         except ir.MLIRError as error:

@@ -46,12 +46,14 @@ _libc.free.restype = None
 
 
 try:  # inside the soac package, argument errors are soac.Errors too
-    from ..errors import Error as _ErrorBase
+    from ..errors import Error as _SoacError
+
+    _ERROR_BASES: tuple[type, ...] = (_SoacError, TypeError)
 except ImportError:  # the standalone copy next to a shared library
-    _ErrorBase = Exception
+    _ERROR_BASES = (TypeError,)
 
 
-class ArgumentError(_ErrorBase, TypeError):
+class ArgumentError(*_ERROR_BASES):
     """Arguments that do not fit a compiled function's signature."""
 
 

@@ -1,0 +1,205 @@
+"""soac.compile's runtime: argument checks, caching, memory ownership, errors,
+shared libraries and their standalone loader, and soac-opt reproducing Python."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from mlir import ir
+
+import soac
+
+SAXPY = """
+func.func @saxpy(%a: f32, %x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %r = soac.map ins(%x, %y : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%xi: f32, %yi: f32):
+    %m = arith.mulf %a, %xi : f32
+    %s = arith.addf %m, %yi : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+func.func @stats(%m: tensor<4x?xf64>) -> (f64, tensor<4xf64>, i64) {
+  %zero = arith.constant 0.0 : f64
+  %c1 = arith.constant 1 : index
+  %rows = soac.map ins(%m : tensor<4x?xf64>) -> tensor<4xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %s = soac.reduce ins(%row : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  %total = soac.reduce ins(%rows : tensor<4xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  %n = tensor.dim %m, %c1 : tensor<4x?xf64>
+  %ni = arith.index_cast %n : index to i64
+  return %total, %rows, %ni : f64, tensor<4xf64>, i64
+}
+"""
+
+
+def test_several_results_scalars_and_tensors():
+    stats = soac.compile(SAXPY, "stats")
+    m = np.arange(12, dtype=np.float64).reshape(4, 3)
+    total, rows, n = stats(m)
+    assert total == 66.0 and n == 3 and isinstance(n, np.int64)
+    np.testing.assert_array_equal(rows, m.sum(axis=1))
+
+
+def test_arguments_are_checked():
+    saxpy = soac.compile(SAXPY, "saxpy")
+    x = np.ones(3, np.float32)
+    with pytest.raises(soac.Error, match="saxpy takes 3 arguments, got 2"):
+        saxpy(1.0, x)
+    with pytest.raises(soac.Error, match=r"argument #1 of saxpy must be float32\[\?\]; got dtype float64"):
+        saxpy(1.0, np.ones(3), x)
+    with pytest.raises(soac.Error, match=r"must be float32\[\?\]; got shape \(3, 1\)"):
+        saxpy(1.0, x.reshape(3, 1), x)
+    with pytest.raises(soac.Error, match="argument #0 of saxpy is a scalar of dtype float32"):
+        saxpy(x, x, x)
+    stats = soac.compile(SAXPY, "stats")
+    with pytest.raises(soac.Error, match=r"must be float64\[4, \?\]; got size 5 in dim 0"):
+        stats(np.zeros((5, 3)))
+
+
+def test_inputs_are_never_written_and_may_be_strided():
+    saxpy = soac.compile(SAXPY, "saxpy")
+    x = np.arange(10, dtype=np.float32)
+    y = np.ones(5, np.float32)
+    before = x.copy()
+    result = saxpy(2.0, x[::2], y)  # a strided view is made contiguous
+    np.testing.assert_array_equal(result, 2.0 * x[::2] + 1)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_compiled_code_is_cached_by_ir():
+    assert soac.compile(SAXPY, "saxpy") is soac.compile(SAXPY, "saxpy")
+    other = soac.compile(SAXPY, "saxpy", options=soac.compiler.CpuOptions(num_chunks=8))
+    assert other is not soac.compile(SAXPY, "saxpy")
+
+
+def test_results_own_their_memory_rss_stays_flat():
+    saxpy = soac.compile(SAXPY, "saxpy")
+    x = np.ones(100_000, np.float32)  # 400 kB per result: 4 GB if leaked
+
+    def rss_mb():
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    for _ in range(200):
+        saxpy(1.0, x, x)
+    before = rss_mb()
+    kept = None
+    for i in range(10_000):
+        result = saxpy(1.0, x, x)
+        if i == 5000:
+            kept = result[:10]  # a view keeps its buffer alive after the array is gone
+    growth = rss_mb() - before
+    assert growth < 50, f"RSS grew by {growth:.0f} MB over 10,000 calls"
+    np.testing.assert_array_equal(kept, 2.0)
+
+
+def test_lowering_errors_name_the_op_and_location():
+    source = """
+    func.func @f(%x: f32) -> f32 {
+      return %x : f32
+    }
+    func.func @g(%x: f32, %s: f32) -> f32 {
+      %r:2 = soac.vjp @f(%x, %s) : (f32, f32) -> (f32, f32)
+      return %r#1 : f32
+    }"""
+    with pytest.raises(soac.LoweringError, match=r"-:6:14: error: 'soac.vjp' op must be expanded by the soac-autodiff pass"):
+        soac.compile(source, "g")
+
+
+def test_bad_requests_are_errors():
+    with pytest.raises(soac.Error, match=r"no public function @nope .* it has \['saxpy', 'stats'\]"):
+        soac.compile(SAXPY, "nope")
+    with pytest.raises(soac.Error, match="unknown target 'tpu'"):
+        soac.compile(SAXPY, "saxpy", target="tpu")
+    with pytest.raises(soac.Error, match='emit="shared-lib" needs an output directory'):
+        soac.compile(SAXPY, "saxpy", emit="shared-lib")
+    with pytest.raises(soac.Error, match="number of threads must be at least 1"):
+        soac.set_num_threads(0)
+
+
+def test_soac_opt_reproduces_the_python_lowering(tmp_path):
+    program = tmp_path / "saxpy.mlir"
+    program.write_text(SAXPY)
+    soac_opt = os.path.join(os.path.dirname(sys.executable), "soac-opt")
+    out = subprocess.run([soac_opt, str(program), "--soac-lower-to-cpu=num-chunks=64 openmp=true"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(soac.lower(SAXPY)).strip()
+
+
+def test_shared_library_runs_without_mlir(tmp_path):
+    written = soac.compile(SAXPY, "saxpy", emit="shared-lib", output=tmp_path)
+    assert written.library.name == "libsaxpy.so" and written.header.exists()
+    # A fresh interpreter in which importing mlir (or soac) fails.
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["mlir"] = None
+        sys.modules["soac"] = None
+        sys.path.insert(0, {str(tmp_path)!r})
+        import numpy as np
+        import soac_runtime
+        lib = soac_runtime.load_library({str(written.library)!r})
+        print(lib.saxpy(2.0, np.arange(4, dtype=np.float32), np.ones(4, np.float32)).tolist())
+        try:
+            lib.saxpy(2.0, np.arange(4), np.ones(4, np.float32))
+        except soac_runtime.ArgumentError as error:
+            print("ArgumentError:", error)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "[1.0, 3.0, 5.0, 7.0]",
+        "ArgumentError: argument #1 of saxpy must be float32[?]; got dtype int64",
+    ]
+
+
+def test_c_program_calls_the_shared_library_through_its_header(tmp_path):
+    written = soac.compile(SAXPY, "saxpy", emit="shared-lib", output=tmp_path)
+    main = tmp_path / "main.c"
+    main.write_text(
+        textwrap.dedent(
+            """
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include "saxpy.h"
+            int main(void) {
+              float x[3] = {1, 2, 3}, y[3] = {10, 20, 30};
+              soac_memref_1d_float32 xd = {x, x, 0, {3}, {1}}, yd = {y, y, 0, {3}, {1}};
+              soac_saxpy_results out;
+              _mlir_ciface_saxpy(&out, 2.0f, &xd, &yd);
+              for (int i = 0; i < out.r0.sizes[0]; ++i) printf("%g ", out.r0.aligned[i]);
+              free(out.r0.allocated);
+              return 0;
+            }
+            """
+        )
+    )
+    exe = tmp_path / "main"
+    cc = os.environ.get("CC", "cc")
+    subprocess.run([cc, str(main), "-I", str(tmp_path), str(written.library), f"-Wl,-rpath,{tmp_path}", "-o", str(exe)], check=True)
+    assert subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split() == ["12", "24", "36"]
+
+
+def test_lowered_module_is_a_copy():
+    with ir.Context():
+        module = soac.parse(SAXPY)
+        lowered = soac.lower(module)
+        assert "soac.map" in str(module) and "llvm.func @_mlir_ciface_saxpy" in str(lowered)
