@@ -2,6 +2,7 @@
 #
 #   make demo    build, then parse/verify/print a soac program with soac-opt and Python
 #   make test    build, then run the lit suite and pytest (fails if either fails)
+#   make bench   build, then run the benchmarks and update docs/benchmarks.md
 #
 # The first run creates .venv, installs the pinned toolchain wheels and builds the
 # C++ parts (about a minute on 2 cores); later runs rebuild only what changed, and
@@ -15,10 +16,10 @@ TOOLCHAIN := $(VENV)/.toolchain-installed
 INSTALLED := $(VENV)/.soac-installed
 # Everything the build of the C++ parts and the package install depends on.
 SOURCES := CMakeLists.txt pyproject.toml \
-	$(shell find dialect passes tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.h' \
+	$(shell find dialect passes runtime tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.c' -o -name '*.h' \
 		-o -name '*.py' -o -name 'CMakeLists.txt' \) 2>/dev/null)
 
-.PHONY: all build demo test lit pytest clean
+.PHONY: all build demo test lit pytest bench clean
 
 all: build
 
@@ -56,6 +57,9 @@ test: build
 	$(BIN)/lit -sv test || status=1; \
 	$(BIN)/python -m pytest || status=1; \
 	exit $$status
+
+bench: build
+	$(BIN)/python bench/cpu_soacs.py
 
 clean:
 	rm -rf build $(INSTALLED)

@@ -73,7 +73,11 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(soac::createConvertI1MemRefToLLVM());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Allocations call _mlir_memref_to_llvm_alloc/free, which soac's runtime
+  // library (runtime/soac_runtime.c) implements on malloc with huge pages.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -26,18 +26,20 @@ def _installed_paths():
         "print(os.path.join(mlir_dir, 'bin')); "
         "print(os.path.join(mlir_dir, 'lib', 'libmlir_runner_utils.so')); "
         "print(native.runner_utils_library()); "
-        "print(native.openmp_library())"
+        "print(native.openmp_library()); "
+        "print(native.soac_runtime_library())"
     )
     out = subprocess.run([sys.executable, "-c", query], check=True, capture_output=True, text=True)
     return out.stdout.split()
 
 
-*_tool_dirs, _runner_utils, _c_runner_utils, _openmp = _installed_paths()
+*_tool_dirs, _runner_utils, _c_runner_utils, _openmp, _soac_runtime = _installed_paths()
 for tool_dir in reversed(_tool_dirs):
     config.environment["PATH"] = tool_dir + os.pathsep + config.environment.get("PATH", os.environ["PATH"])
 config.substitutions.append(("%mlir_runner_utils", _runner_utils))
 config.substitutions.append(("%mlir_c_runner_utils", _c_runner_utils))
 config.substitutions.append(("%openmp_runtime", _openmp))
+config.substitutions.append(("%soac_runtime", _soac_runtime))
 
 # Variables captured under a CHECK-LABEL stay local to it.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

@@ -34,13 +34,27 @@ Value indexConstant(ImplicitLocOpBuilder &b, int64_t value) {
 
 /// Clones the single block of `body` at the builder's insertion point with its
 /// arguments bound to `args`; returns the values its soac.yield yields.
+/// `reassociate` marks the cloned floating-point ops `reassoc`: for the
+/// operator of a reduction, whose order of combination is unspecified, this
+/// lets LLVM vectorize the loop that folds it.
 SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
-                              ValueRange args) {
+                              ValueRange args, bool reassociate = false) {
   Block &block = body.front();
   IRMapping mapping;
   mapping.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
+  for (Operation &op : block.without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    if (!reassociate)
+      continue;
+    clone->walk([](arith::ArithFastMathInterface fastMath) {
+      arith::FastMathFlags flags =
+          fastMath.getFastMathFlagsAttr().getValue() |
+          arith::FastMathFlags::reassoc;
+      fastMath->setAttr(
+          fastMath.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(fastMath->getContext(), flags));
+    });
+  }
   return llvm::map_to_vector(block.getTerminator()->getOperands(),
                              [&](Value v) { return mapping.lookupOrDefault(v); });
 }
@@ -241,7 +255,8 @@ SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
   return llvm::to_vector_of<Value>(generic.getResults());
 }
 
-/// Folds rows [lo, hi) into `accumulators` with the operator region `op`.
+/// Folds rows [lo, hi) into `accumulators` with the operator region `op`
+/// (reassociable: see inlineBody).
 SmallVector<Value> foldRange(ImplicitLocOpBuilder &b, Region &op,
                              const RowReader &rows, Value lo, Value hi,
                              ValueRange accumulators) {
@@ -251,7 +266,7 @@ SmallVector<Value> foldRange(ImplicitLocOpBuilder &b, Region &op,
         ImplicitLocOpBuilder ib(loc, nested);
         SmallVector<Value> args(accs);
         llvm::append_range(args, rows.rowsAt(ib, i));
-        scf::YieldOp::create(ib, inlineBody(ib, op, args));
+        scf::YieldOp::create(ib, inlineBody(ib, op, args, /*reassociate=*/true));
       });
   return llvm::to_vector_of<Value>(loop.getResults());
 }

@@ -35,9 +35,9 @@ from .types import numpy_dtype
 TARGETS = ("cpu",)
 EMITS = ("jit", "shared-lib")
 
-# Compiled modules by (IR text, options): compiling the same program twice
-# returns the same code.
-_jit_cache: dict[tuple, dict[str, CompiledFunction]] = {}
+# Compiled functions by (IR text, function, options): compiling the same
+# program twice returns the same code.
+_jit_cache: dict[tuple, CompiledFunction] = {}
 
 
 @dataclass(frozen=True)
@@ -52,36 +52,50 @@ class CpuOptions:
         return f"builtin.module(soac-lower-to-cpu{{num-chunks={self.num_chunks} openmp={openmp}}})"
 
 
-def lower(module: ir.Module | str, *, options: CpuOptions = CpuOptions()) -> ir.Module:
+def lower(
+    module: ir.Module | str, *, options: CpuOptions = CpuOptions(), only: str | None = None
+) -> ir.Module:
     """A copy of ``module`` lowered to the LLVM dialect by ``soac-lower-to-cpu``.
 
+    With ``only``, the copy keeps just that function and the functions it
+    calls (the others become private and ``symbol-dce`` drops them).
     Raises :class:`soac.LoweringError` naming the op that could not be lowered.
     """
     module = _as_module(module)
     with module.context:
         # A copy that keeps the source locations, for the diagnostics.
         lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        pipeline = options.pipeline()
+        if only is not None:
+            for op in lowered.body.operations:
+                if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value != only:
+                    op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            pipeline = pipeline.replace("builtin.module(", "builtin.module(symbol-dce,", 1)
         try:
-            passmanager.PassManager.parse(options.pipeline()).run(lowered.operation)
+            passmanager.PassManager.parse(pipeline).run(lowered.operation)
         except ir.MLIRError as error:
             raise LoweringError("soac-lower-to-cpu failed", diagnostic_lines(error)) from None
     return lowered
 
 
-def signatures(module: ir.Module) -> list[Signature]:
-    """The signatures of the public functions of ``module`` with a body."""
-    result = []
+def public_functions(module: ir.Module) -> dict[str, ir.OpView]:
+    """The public ``func.func`` ops of ``module`` that have a body, by name."""
+    functions = {}
     for op in module.body.operations:
         if op.operation.name != "func.func" or len(op.regions[0].blocks) == 0:
             continue
         if "sym_visibility" in op.attributes and ir.StringAttr(op.attributes["sym_visibility"]).value != "public":
             continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-        args = tuple(_spec(name, f"argument #{i}", t) for i, t in enumerate(function_type.inputs))
-        results = tuple(_spec(name, f"result #{i}", t) for i, t in enumerate(function_type.results))
-        result.append(Signature(name, args, results))
-    return result
+        functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    return functions
+
+
+def signature(name: str, function: ir.OpView) -> Signature:
+    """The C-ABI signature of a ``func.func``; a soac.Error for types it cannot pass."""
+    function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    args = tuple(_spec(name, f"argument #{i}", t) for i, t in enumerate(function_type.inputs))
+    results = tuple(_spec(name, f"result #{i}", t) for i, t in enumerate(function_type.results))
+    return Signature(name, args, results)
 
 
 def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
@@ -95,6 +109,7 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
 ) -> CompiledFunction | aot.SharedLibrary:
     """Compiles ``@function`` of ``module`` (an ``ir.Module`` or MLIR text).
 
+    Only ``@function`` and the functions it calls are compiled.
     ``emit="jit"`` returns a callable on numpy arrays (arguments are checked
     against the signature: dtype, rank and static sizes; tensors come back as
     numpy arrays that own their memory). Compiled code is cached by IR.
@@ -109,17 +124,19 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
         raise Error(f"unknown emit {emit!r}; available: {', '.join(EMITS)}")
     module = _as_module(module)
     with module.context:
-        available = {s.name: s for s in signatures(module)}
+        available = public_functions(module)
         if function not in available:
             raise Error(f"no public function @{function} with a body in the module; it has {sorted(available)}")
+        entry = signature(function, available[function])
         if emit == "shared-lib":
             if output is None:
                 raise Error('emit="shared-lib" needs an output directory')
-            return aot.write_shared_library(lower(module, options=options), [available[function]], output, options)
-        key = (str(module), options)
+            return aot.write_shared_library(lower(module, options=options, only=function), [entry], output, options)
+        key = (str(module), function, options)
         if key not in _jit_cache:
-            _jit_cache[key] = jit.jit(lower(module, options=options), list(available.values()), openmp=options.openmp)
-        return _jit_cache[key][function]
+            lowered = lower(module, options=options, only=function)
+            _jit_cache[key] = jit.jit(lowered, [entry], openmp=options.openmp)[function]
+        return _jit_cache[key]
 
 
 def _as_module(module: ir.Module | str) -> ir.Module:

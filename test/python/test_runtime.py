@@ -124,6 +124,30 @@ def test_lowering_errors_name_the_op_and_location():
         soac.compile(source, "g")
 
 
+def test_only_the_requested_function_and_its_callees_are_compiled():
+    source = SAXPY + """
+    func.func @twice(%x: tensor<?xf32>) -> tensor<?xf32> {
+      %two = arith.constant 2.0 : f32
+      %r = func.call @saxpy(%two, %x, %x) : (f32, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+      return %r : tensor<?xf32>
+    }
+    func.func @not_lowerable(%x: f32, %s: f32) -> f32 {
+      %r:2 = soac.vjp @f(%x, %s) : (f32, f32) -> (f32, f32)
+      return %r#1 : f32
+    }
+    func.func @f(%x: f32) -> f32 {
+      return %x : f32
+    }"""
+    twice = soac.compile(source, "twice")  # @not_lowerable is left out
+    np.testing.assert_array_equal(twice(np.arange(3, dtype=np.float32)), [0.0, 3.0, 6.0])
+
+
+def test_unsupported_argument_types_are_reported():
+    source = "func.func @f(%x: tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>> { return %x : tensor<?xcomplex<f32>> }"
+    with pytest.raises(soac.Error, match=r"argument #0 of @f has type tensor<\?xcomplex<f32>>, which compiled functions cannot pass"):
+        soac.compile(source, "f")
+
+
 def test_bad_requests_are_errors():
     with pytest.raises(soac.Error, match=r"no public function @nope .* it has \['saxpy', 'stats'\]"):
         soac.compile(SAXPY, "nope")

@@ -9,8 +9,9 @@ directory holding
 * ``lib<name>.json``: the signatures, read by the loader;
 * ``soac_runtime.py``: a copy of :mod:`soac.runtime.abi`, a loader needing only
   ctypes and numpy: ``soac_runtime.load_library("lib<name>.so").<name>(...)``;
-* the native libraries the code links against (the OpenMP runtime and MLIR's
-  C runner utilities), found through the library's ``$ORIGIN`` run path.
+* the native libraries the code links against (soac's allocation functions,
+  MLIR's C runner utilities and the OpenMP runtime), found through the
+  library's ``$ORIGIN`` run path.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
     directory.mkdir(parents=True, exist_ok=True)
     name = signatures[0].name
     library = directory / f"lib{name}.so"
-    natives = [native.runner_utils_library()] + ([native.openmp_library()] if options.openmp else [])
+    natives = [native.soac_runtime_library(), native.runner_utils_library()]
+    if options.openmp:
+        natives.append(native.openmp_library())
     with tempfile.TemporaryDirectory() as scratch:
         llvm_ir = pathlib.Path(scratch, f"{name}.ll")
         objects = pathlib.Path(scratch, f"{name}.o")

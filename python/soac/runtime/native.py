@@ -26,6 +26,15 @@ def openmp_library() -> str:
 
 
 @functools.cache
+def soac_runtime_library() -> str:
+    """Path of libsoac_runtime.so (the allocation functions of compiled code),
+    installed with the package."""
+    from .. import _soac
+
+    return os.path.join(os.path.dirname(_soac.__file__), "lib", "libsoac_runtime.so")
+
+
+@functools.cache
 def runner_utils_library() -> str:
     """Path of MLIR's libmlir_c_runner_utils.so (memrefCopy and friends)."""
     return os.path.join(list(mlir.__path__)[0], "lib", "libmlir_c_runner_utils.so")

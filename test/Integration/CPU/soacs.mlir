@@ -2,7 +2,7 @@
 // OpenMP runtime: parallel loops run on all cores).
 // RUN: soac-opt %s --soac-lower-to-cpu | \
 // RUN:   mlir-runner -e main -entry-point-result=void -O3 \
-// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%openmp_runtime | FileCheck %s
+// RUN:     -shared-libs=%soac_runtime,%mlir_runner_utils,%mlir_c_runner_utils,%openmp_runtime | FileCheck %s
 
 func.func private @printMemrefF32(tensor<*xf32>) attributes {llvm.emit_c_interface}
 func.func private @printMemrefI64(tensor<*xi64>) attributes {llvm.emit_c_interface}

@@ -1,0 +1,223 @@
+"""CPU benchmark of every SOAC against numpy, side by side in one run.
+
+For n = 1e7 float32 elements: map (saxpy), reduce (sum), reduce . map (sum of
+squares, fused into one pass), scan (cumsum), reduce_by_index (1e7 values into
+1000 bins) and scatter (a permutation). Each is timed as the median of repeats,
+with soac on all cores and on one thread, next to numpy's idiomatic equivalent.
+Results are checked against numpy before timing.
+
+    .venv/bin/python bench/cpu_soacs.py            # prints the table, updates docs/benchmarks.md
+    .venv/bin/python bench/cpu_soacs.py --n 100000 --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import platform
+import statistics
+import time
+
+import numpy as np
+
+import soac
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+REPORT = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- cpu-soacs:begin -->", "<!-- cpu-soacs:end -->"
+
+PROGRAMS = """
+func.func @saxpy(%a: f32, %x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %r = soac.map ins(%x, %y : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%xi: f32, %yi: f32):
+    %m = arith.mulf %a, %xi : f32
+    %s = arith.addf %m, %yi : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+func.func @sum(%x: tensor<?xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %s = soac.reduce ins(%x : tensor<?xf32>) init(%zero : f32) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.addf %a, %b : f32
+    soac.yield %r : f32
+  }
+  return %s : f32
+}
+
+func.func @sum_of_squares(%x: tensor<?xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %sq = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v: f32):
+    %s = arith.mulf %v, %v : f32
+    soac.yield %s : f32
+  }
+  %s = soac.reduce ins(%sq : tensor<?xf32>) init(%zero : f32) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.addf %a, %b : f32
+    soac.yield %r : f32
+  }
+  return %s : f32
+}
+
+func.func @cumsum(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.scan ins(%x : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+func.func @histogram(%bins: tensor<1000xf32>, %idx: tensor<?xi64>, %x: tensor<?xf32>) -> tensor<1000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.reduce_by_index dest(%bins : tensor<1000xf32>) indices(%idx : tensor<?xi64>) ins(%x : tensor<?xf32>) init(%zero : f32) -> tensor<1000xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<1000xf32>
+}
+
+func.func @scatter(%dest: tensor<?xf32>, %idx: tensor<?xi64>, %x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = soac.scatter dest(%dest : tensor<?xf32>) indices(%idx : tensor<?xi64>) ins(%x : tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+"""
+
+
+def median_seconds(function, repeats: int) -> float:
+    function()  # warm up: page in inputs, first-touch outputs
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def scatter_numpy(dest, idx, x):
+    out = dest.copy()
+    out[idx] = x
+    return out
+
+
+def cases(n: int, rng: np.random.Generator):
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    bins = rng.integers(0, 1000, n)
+    permutation = rng.permutation(n).astype(np.int64)
+    dest = np.zeros(n, np.float32)
+    a = np.float32(2.0)
+    return [
+        # name, soac function, args, numpy expression, numpy callable, rtol
+        ("map (saxpy)", "saxpy", (a, x, y), "a * x + y", lambda: a * x + y, 1e-6),
+        ("reduce (sum)", "sum", (x,), "np.sum(x)", lambda: np.sum(x), 1e-3),
+        ("reduce . map (sum of squares)", "sum_of_squares", (x,), "np.sum(x * x)", lambda: np.sum(x * x), 1e-3),
+        ("scan (cumsum)", "cumsum", (x,), "np.cumsum(x)", lambda: np.cumsum(x), 1e-2),
+        (
+            "reduce_by_index (1000 bins)",
+            "histogram",
+            (np.zeros(1000, np.float32), bins, x),
+            "np.bincount(idx, x, 1000)",
+            lambda: np.bincount(bins, weights=x, minlength=1000),
+            1e-3,
+        ),
+        ("scatter (permutation)", "scatter", (dest, permutation, x), "d = dest.copy(); d[idx] = x", lambda: scatter_numpy(dest, permutation, x), 0),
+    ]
+
+
+def check(name, ours, reference, rtol):
+    ours, reference = np.asarray(ours, np.float64), np.asarray(reference, np.float64)
+    scale = np.max(np.abs(reference)) if reference.size else 1.0
+    error = np.max(np.abs(ours - reference)) / max(scale, 1e-30) if reference.size else 0.0
+    if error > rtol:
+        raise SystemExit(f"{name}: soac differs from numpy (relative error {error:.2e} > {rtol})")
+
+
+def run(n: int, repeats: int) -> list[dict]:
+    rng = np.random.default_rng(0)
+    threads = soac.get_num_threads()
+    rows = []
+    for name, function, args, numpy_expression, numpy_call, rtol in cases(n, rng):
+        compiled = soac.compile(PROGRAMS, function)
+        check(name, compiled(*args), numpy_call(), rtol)
+        numpy_time = median_seconds(numpy_call, repeats)
+        soac.set_num_threads(threads)
+        all_cores = median_seconds(lambda: compiled(*args), repeats)
+        soac.set_num_threads(1)
+        one_thread = median_seconds(lambda: compiled(*args), repeats)
+        soac.set_num_threads(threads)
+        rows.append(
+            dict(name=name, numpy_expression=numpy_expression, numpy=numpy_time, soac=all_cores, soac_1=one_thread)
+        )
+        print(
+            f"{name:32s} numpy {numpy_time * 1e3:8.2f} ms   soac {all_cores * 1e3:8.2f} ms "
+            f"({threads} threads)   {one_thread * 1e3:8.2f} ms (1 thread)",
+            flush=True,
+        )
+    return rows
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def markdown(rows: list[dict], n: int, repeats: int) -> str:
+    threads = soac.get_num_threads()
+    lines = [
+        f"n = {n:.0e} float32 elements; median of {repeats} runs after a warm-up; "
+        f"{os.cpu_count()} logical cores ({cpu_model()}), "
+        f"numpy {np.__version__}. Measured by `bench/cpu_soacs.py` in one run.",
+        "",
+        f"| operation | numpy expression | numpy (ms) | soac, {threads} threads (ms) | soac, 1 thread (ms) "
+        "| numpy / soac | 2nd-core speed-up |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | `{r['numpy_expression']}` | {r['numpy'] * 1e3:.2f} | {r['soac'] * 1e3:.2f} | "
+            f"{r['soac_1'] * 1e3:.2f} | {r['numpy'] / r['soac']:.2f}x | {r['soac_1'] / r['soac']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def write_report(table: str) -> None:
+    text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n"
+    section = f"{BEGIN}\n{table}\n{END}"
+    if BEGIN in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + section + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n## CPU: SOACs against numpy\n\n" + section + "\n"
+    REPORT.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=10_000_000, help="elements per array (default 1e7)")
+    parser.add_argument("--repeats", type=int, default=11, help="timed runs per measurement (default 11)")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    options = parser.parse_args()
+    rows = run(options.n, options.repeats)
+    table = markdown(rows, options.n, options.repeats)
+    print()
+    print(table)
+    if not options.no_write:
+        write_report(table)
+        print(f"\nupdated {REPORT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
