@@ -26,6 +26,8 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
       with bounds checks (out-of-range indices are skipped).
     - A SOAC nested in another SOAC's body is lowered to sequential loops: the
       outer op already provides the parallelism.
+    - Operands whose outer sizes may differ at run time are compared with
+      `cf.assert`: a mismatch stops the program with a message naming the op.
 
     Fusion: a `soac.map` whose results are only read, row by row, by one
     SOAC in the same block is not materialized; its body is recomputed where
@@ -49,7 +51,8 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
            "Number of chunks a top-level reduce or scan is split into for parallel execution">,
   ];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
   ];
 }

@@ -10,6 +10,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -113,10 +115,24 @@ public:
   RowReader(ValueRange tensors, Operation *consumer)
       : tensors(tensors), consumer(consumer) {}
 
-  /// The common outer size, looked up through fused maps: reading a fused
-  /// map's result size would keep the map alive.
+  /// The common outer size of the tensors read, looked up through fused maps
+  /// (reading a fused map's result size would keep the map alive). Sizes that
+  /// may differ at run time are compared: a mismatch stops the program with a
+  /// message naming the op instead of reading out of bounds.
   Value size(ImplicitLocOpBuilder &b) const {
-    return sizeOf(b, tensors.front(), consumer);
+    SmallVector<Value> sizes;
+    collectSizes(b, tensors, consumer, sizes);
+    for (Value other : ArrayRef<Value>(sizes).drop_front()) {
+      if (getConstantIntValue(other) && getConstantIntValue(sizes.front()))
+        continue; // the verifier has compared static sizes
+      Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         sizes.front(), other);
+      cf::AssertOp::create(b, same, mismatchMessage());
+    }
+    for (Value size : sizes)
+      if (getConstantIntValue(size))
+        return size;
+    return sizes.front();
   }
 
   SmallVector<Value> rowsAt(ImplicitLocOpBuilder &b, Value i) const {
@@ -134,14 +150,35 @@ public:
   }
 
 private:
-  static Value sizeOf(ImplicitLocOpBuilder &b, Value tensor,
-                      Operation *consumer) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    if (!type.isDynamicDim(0))
-      return indexConstant(b, type.getDimSize(0));
-    if (MapOp map = fusableProducer(tensor, consumer))
-      return sizeOf(b, map.getInputs().front(), map);
-    return tensor::DimOp::create(b, tensor, 0);
+  /// The outer size of each tensor actually read: fused maps contribute the
+  /// sizes of their own inputs.
+  static void collectSizes(ImplicitLocOpBuilder &b, ValueRange tensors,
+                           Operation *consumer, SmallVector<Value> &sizes) {
+    for (Value tensor : tensors) {
+      if (MapOp map = fusableProducer(tensor, consumer)) {
+        collectSizes(b, map.getInputs(), map, sizes);
+        continue;
+      }
+      auto type = cast<RankedTensorType>(tensor.getType());
+      sizes.push_back(type.isDynamicDim(0)
+                          ? Value(tensor::DimOp::create(b, tensor, 0))
+                          : indexConstant(b, type.getDimSize(0)));
+    }
+  }
+
+  std::string mismatchMessage() const {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (consumer) {
+      if (auto file = dyn_cast<FileLineColLoc>(consumer->getLoc()))
+        os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+           << file.getColumn();
+      else
+        os << consumer->getLoc();
+      os << ": '" << consumer->getName() << "': ";
+    }
+    os << "operands have different outer sizes";
+    return message;
   }
 
   static Value rowOf(ImplicitLocOpBuilder &b, Value tensor, Operation *consumer,
@@ -722,6 +759,26 @@ struct ConvertSoacToLoopsPass
       return WalkResult::advance();
     });
     if (unexpanded.wasInterrupted())
+      return signalPassFailure();
+    // finalize-memref-to-llvm (MLIR 22.1) asserts on memory of integers
+    // narrower than a byte; i1 is handled by convert-i1-memref-to-llvm.
+    WalkResult narrow = module.walk([](Operation *op) {
+      for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                                op->getResultTypes())) {
+        auto shaped = dyn_cast<ShapedType>(type);
+        auto integer =
+            shaped ? dyn_cast<IntegerType>(shaped.getElementType()) : nullptr;
+        if (integer && integer.getWidth() > 1 && integer.getWidth() < 8) {
+          op->emitOpError() << "uses " << type
+                            << ": tensors of integers narrower than 8 bits "
+                               "(other than i1) are not supported by the CPU "
+                               "lowering";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (narrow.wasInterrupted())
       return signalPassFailure();
     if (numChunks < 1) {
       module.emitError() << "num-chunks must be at least 1, got " << numChunks;

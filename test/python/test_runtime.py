@@ -84,6 +84,23 @@ def test_inputs_are_never_written_and_may_be_strided():
     np.testing.assert_array_equal(x, before)
 
 
+def test_operands_of_different_sizes_stop_the_program_with_a_message():
+    # Compiled code checks sizes that only run time knows; a mismatch aborts
+    # the process (in a child here) rather than reading out of bounds.
+    script = textwrap.dedent(
+        f"""
+        import numpy as np, soac
+        saxpy = soac.compile({SAXPY!r}, "saxpy")
+        print("compiled", flush=True)
+        saxpy(1.0, np.ones(3, np.float32), np.ones(4, np.float32))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.stdout.startswith("compiled\n")
+    assert out.returncode != 0
+    assert "-:3:8: 'soac.map': operands have different outer sizes" in out.stdout + out.stderr
+
+
 def test_compiled_code_is_cached_by_ir():
     assert soac.compile(SAXPY, "saxpy") is soac.compile(SAXPY, "saxpy")
     other = soac.compile(SAXPY, "saxpy", options=soac.compiler.CpuOptions(num_chunks=8))

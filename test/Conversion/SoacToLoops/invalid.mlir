@@ -21,3 +21,14 @@ func.func @unexpanded_jvp(%x: f32, %t: f32) -> f32 {
   %r:2 = soac.jvp @f(%x, %t) : (f32, f32) -> (f32, f32)
   return %r#1 : f32
 }
+
+// -----
+
+func.func @narrow_integers(%x: tensor<?xi4>) -> tensor<?xi4> {
+  // expected-error @+1 {{'soac.map' op uses 'tensor<?xi4>': tensors of integers narrower than 8 bits (other than i1) are not supported by the CPU lowering}}
+  %r = soac.map ins(%x : tensor<?xi4>) -> tensor<?xi4> {
+  ^bb0(%a: i4):
+    soac.yield %a : i4
+  }
+  return %r : tensor<?xi4>
+}

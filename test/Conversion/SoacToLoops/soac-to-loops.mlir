@@ -2,7 +2,7 @@
 
 // A map with scalar rows: a parallel linalg.generic reading its rows at linalg.index.
 // CHECK-LABEL: func.func @map_scalar
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} outs(%[[EMPTY]] : tensor<?xf32>)
 // CHECK: %[[I:.*]] = linalg.index 0 : index
@@ -23,7 +23,7 @@ func.func @map_scalar(%x: tensor<?xf32>, %s: f32) -> tensor<?xf32> {
 // reduce . map: the map is fused (no tensor of squares), chunks are folded in
 // parallel, then the 4 chunk results in order.
 // CHECK-LABEL: func.func @sum_of_squares
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: %[[CHUNK:.*]] = arith.ceildivui %{{.*}}, %c4 : index
 // CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %cst) -> (f32)
@@ -51,7 +51,7 @@ func.func @sum_of_squares(%x: tensor<?xf32>) -> f32 {
 
 // scan: chunk totals, their exclusive scan, then a parallel rescan per chunk.
 // CHECK-LABEL: func.func @cumsum
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: %[[TOTALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi32>)
 // CHECK: %[[OFFSETS:.*]]:2 = scf.for {{.*}} -> (i32, tensor<4xi32>)
 // CHECK: scf.forall (%[[C:.*]]) in (4) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?xi32>)
@@ -76,7 +76,7 @@ func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
 // sequential (the outer one is already parallel). The dynamic row size comes
 // from running the body on row 0.
 // CHECK-LABEL: func.func @outer_product
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: %[[PROBE:.*]] = scf.if %{{.*}} -> (index)
 // CHECK: tensor.empty(%{{.*}}, %[[PROBE]]) : tensor<?x?xf32>
 // CHECK: scf.forall (%[[I:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}})
@@ -102,7 +102,7 @@ func.func @outer_product(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?x?xf32
 // Matrix-vector: rows are slices; the inner map fuses into the inner reduce,
 // which is a sequential loop inside the parallel generic.
 // CHECK-LABEL: func.func @matvec
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: linalg.generic
 // CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[%{{.*}}, 0] [1, %{{.*}}] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
 // CHECK: scf.for
@@ -131,9 +131,14 @@ func.func @matvec(%A: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?xf64> {
 
 // -----
 
-// scatter: a sequential loop skipping out-of-range indices (one unsigned compare).
+// scatter: a sequential loop skipping out-of-range indices (one unsigned
+// compare), after checking that there are as many values as indices.
 // CHECK-LABEL: func.func @scatter
-// CHECK-NOT: soac.
+// CHECK: %[[NI:.*]] = tensor.dim %arg1, %c0
+// CHECK: %[[NV:.*]] = tensor.dim %arg2, %c0
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[NI]], %[[NV]]
+// CHECK: cf.assert %[[SAME]], "{{.*}}soac-to-loops.mlir:{{[0-9]+}}:{{[0-9]+}}: 'soac.scatter': operands have different outer sizes"
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[D:.*]] = %arg0)
 // CHECK: %[[IDX:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK: %[[OK:.*]] = arith.cmpi ult, %[[IDX]], %{{.*}} : index
@@ -150,7 +155,7 @@ func.func @scatter(%d: tensor<?xf32>, %i: tensor<?xi32>, %v: tensor<?xf32>) -> t
 
 // reduce_by_index: read the bin, apply the operator, write it back.
 // CHECK-LABEL: func.func @histogram
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: scf.for {{.*}} iter_args(%[[H:.*]] = %arg0)
 // CHECK: scf.if
 // CHECK: %[[BIN:.*]] = tensor.extract %[[H]]
@@ -169,7 +174,7 @@ func.func @histogram(%h: tensor<10xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>)
 // -----
 
 // CHECK-LABEL: func.func @iota
-// CHECK-NOT: soac.
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8xi32>)
 // CHECK: %[[I:.*]] = linalg.index 0 : index
 // CHECK: %[[V:.*]] = arith.index_cast %[[I]] : index to i32
