@@ -27,67 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 REPORT = ROOT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- cpu-soacs:begin -->", "<!-- cpu-soacs:end -->"
 
-PROGRAMS = """
-func.func @saxpy(%a: f32, %x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
-  %r = soac.map ins(%x, %y : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
-  ^bb0(%xi: f32, %yi: f32):
-    %m = arith.mulf %a, %xi : f32
-    %s = arith.addf %m, %yi : f32
-    soac.yield %s : f32
-  }
-  return %r : tensor<?xf32>
-}
-
-func.func @sum(%x: tensor<?xf32>) -> f32 {
-  %zero = arith.constant 0.0 : f32
-  %s = soac.reduce ins(%x : tensor<?xf32>) init(%zero : f32) -> f32 {
-  ^bb0(%a: f32, %b: f32):
-    %r = arith.addf %a, %b : f32
-    soac.yield %r : f32
-  }
-  return %s : f32
-}
-
-func.func @sum_of_squares(%x: tensor<?xf32>) -> f32 {
-  %zero = arith.constant 0.0 : f32
-  %sq = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
-  ^bb0(%v: f32):
-    %s = arith.mulf %v, %v : f32
-    soac.yield %s : f32
-  }
-  %s = soac.reduce ins(%sq : tensor<?xf32>) init(%zero : f32) -> f32 {
-  ^bb0(%a: f32, %b: f32):
-    %r = arith.addf %a, %b : f32
-    soac.yield %r : f32
-  }
-  return %s : f32
-}
-
-func.func @cumsum(%x: tensor<?xf32>) -> tensor<?xf32> {
-  %zero = arith.constant 0.0 : f32
-  %r = soac.scan ins(%x : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
-  ^bb0(%a: f32, %b: f32):
-    %s = arith.addf %a, %b : f32
-    soac.yield %s : f32
-  }
-  return %r : tensor<?xf32>
-}
-
-func.func @histogram(%bins: tensor<1000xf32>, %idx: tensor<?xi64>, %x: tensor<?xf32>) -> tensor<1000xf32> {
-  %zero = arith.constant 0.0 : f32
-  %r = soac.reduce_by_index dest(%bins : tensor<1000xf32>) indices(%idx : tensor<?xi64>) ins(%x : tensor<?xf32>) init(%zero : f32) -> tensor<1000xf32> {
-  ^bb0(%a: f32, %b: f32):
-    %s = arith.addf %a, %b : f32
-    soac.yield %s : f32
-  }
-  return %r : tensor<1000xf32>
-}
-
-func.func @scatter(%dest: tensor<?xf32>, %idx: tensor<?xi64>, %x: tensor<?xf32>) -> tensor<?xf32> {
-  %r = soac.scatter dest(%dest : tensor<?xf32>) indices(%idx : tensor<?xi64>) ins(%x : tensor<?xf32>) -> tensor<?xf32>
-  return %r : tensor<?xf32>
-}
-"""
+PROGRAMS = (ROOT / "examples" / "soacs.mlir").read_text()
 
 
 def median_seconds(function, repeats: int) -> float:

@@ -647,6 +647,37 @@ std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
   return {inRange, index};
 }
 
+/// Updates `dests` at the index read from each row: the sequential loop of
+/// scatter and reduce_by_index. Rows read are (index, values...); `update`
+/// returns the new dests given the old ones, the row's values and the index,
+/// and runs only when the index is in range.
+using IndexedUpdate = function_ref<SmallVector<Value>(
+    ImplicitLocOpBuilder &, ValueRange dests, ValueRange values, Value index)>;
+
+SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
+                                   const RowReader &rows, ValueRange dests,
+                                   IndexedUpdate update) {
+  Value n = rows.size(b);
+  Value bins = tensor::DimOp::create(b, dests.front(), 0);
+  auto loop = scf::ForOp::create(
+      b, indexConstant(b, 0), n, indexConstant(b, 1), dests,
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> row = rows.rowsAt(ib, i);
+        auto [inRange, index] = checkedIndex(ib, row[0], bins);
+        auto ifInRange =
+            scf::IfOp::create(ib, state.getTypes(), inRange, true, true);
+        ib.setInsertionPointToStart(ifInRange.thenBlock());
+        scf::YieldOp::create(
+            ib, update(ib, state, ArrayRef<Value>(row).drop_front(), index));
+        ib.setInsertionPointToStart(ifInRange.elseBlock());
+        scf::YieldOp::create(ib, state);
+        ib.setInsertionPointAfter(ifInRange);
+        scf::YieldOp::create(ib, ifInRange.getResults());
+      });
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
 struct ScatterToLoops : OpRewritePattern<ScatterOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -655,24 +686,13 @@ struct ScatterToLoops : OpRewritePattern<ScatterOp> {
     ImplicitLocOpBuilder b(scatter.getLoc(), rewriter);
     SmallVector<Value> read{scatter.getIndices(), scatter.getValues()};
     RowReader rows(read, scatter);
-    Value n = rows.size(b);
-    Value bins = tensor::DimOp::create(b, scatter.getDest(), 0);
-    auto loop = scf::ForOp::create(
-        b, indexConstant(b, 0), n, indexConstant(b, 1),
-        ValueRange{scatter.getDest()},
-        [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          SmallVector<Value> row = rows.rowsAt(ib, i);
-          auto [inRange, index] = checkedIndex(ib, row[0], bins);
-          auto write = scf::IfOp::create(ib, state.getTypes(), inRange, true, true);
-          ib.setInsertionPointToStart(write.thenBlock());
-          scf::YieldOp::create(ib, insertRow(ib, row[1], state[0], index));
-          ib.setInsertionPointToStart(write.elseBlock());
-          scf::YieldOp::create(ib, state[0]);
-          ib.setInsertionPointAfter(write);
-          scf::YieldOp::create(ib, write.getResults());
+    SmallVector<Value> results = updateAtIndices(
+        b, rows, scatter.getDest(),
+        [&](ImplicitLocOpBuilder &ib, ValueRange dests, ValueRange values,
+            Value index) -> SmallVector<Value> {
+          return {insertRow(ib, values[0], dests[0], index)};
         });
-    replaceAndEraseFused(rewriter, scatter, loop.getResults(), rows);
+    replaceAndEraseFused(rewriter, scatter, results, rows);
     return success();
   }
 };
@@ -686,33 +706,21 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
     SmallVector<Value> read{histogram.getIndices()};
     llvm::append_range(read, histogram.getValues());
     RowReader rows(read, histogram);
-    Value n = rows.size(b);
-    Value bins = tensor::DimOp::create(b, histogram.getDests()[0], 0);
-    auto loop = scf::ForOp::create(
-        b, indexConstant(b, 0), n, indexConstant(b, 1), histogram.getDests(),
-        [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          SmallVector<Value> row = rows.rowsAt(ib, i);
-          auto [inRange, index] = checkedIndex(ib, row[0], bins);
-          auto update =
-              scf::IfOp::create(ib, state.getTypes(), inRange, true, true);
-          ib.setInsertionPointToStart(update.thenBlock());
-          SmallVector<Value> args = llvm::map_to_vector(state, [&](Value bin) {
+    SmallVector<Value> results = updateAtIndices(
+        b, rows, histogram.getDests(),
+        [&](ImplicitLocOpBuilder &ib, ValueRange dests, ValueRange values,
+            Value index) {
+          SmallVector<Value> args = llvm::map_to_vector(dests, [&](Value bin) {
             return RowReader::extractRow(ib, bin, index);
           });
-          llvm::append_range(args, ArrayRef<Value>(row).drop_front());
-          SmallVector<Value> combined =
-              inlineBody(ib, histogram.getBody(), args);
+          llvm::append_range(args, values);
           SmallVector<Value> written;
-          for (auto [value, bin] : llvm::zip(combined, state))
+          for (auto [value, bin] :
+               llvm::zip(inlineBody(ib, histogram.getBody(), args), dests))
             written.push_back(insertRow(ib, value, bin, index));
-          scf::YieldOp::create(ib, written);
-          ib.setInsertionPointToStart(update.elseBlock());
-          scf::YieldOp::create(ib, state);
-          ib.setInsertionPointAfter(update);
-          scf::YieldOp::create(ib, update.getResults());
+          return written;
         });
-    replaceAndEraseFused(rewriter, histogram, loop.getResults(), rows);
+    replaceAndEraseFused(rewriter, histogram, results, rows);
     return success();
   }
 };

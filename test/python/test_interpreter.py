@@ -11,6 +11,7 @@ from mlir import ir
 import soac
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+LIBRARY = (EXAMPLES / "soacs.mlir").read_text()
 rng = np.random.default_rng(0)
 
 
@@ -61,33 +62,13 @@ def test_map_with_two_results_and_a_free_scalar(n):
     assert values.shape == (n,) and positive.dtype == np.bool_
 
 
-MATVEC = """
-func.func @matvec(%A: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?xf64> {
-  %zero = arith.constant 0.0 : f64
-  %r = soac.map ins(%A : tensor<?x?xf64>) -> tensor<?xf64> {
-  ^bb0(%row: tensor<?xf64>):
-    %p = soac.map ins(%row, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
-    ^bb0(%a: f64, %b: f64):
-      %m = arith.mulf %a, %b : f64
-      soac.yield %m : f64
-    }
-    %s = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
-    ^bb0(%acc: f64, %e: f64):
-      %t = arith.addf %acc, %e : f64
-      soac.yield %t : f64
-    }
-    soac.yield %s : f64
-  }
-  return %r : tensor<?xf64>
-}
-"""
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (4, 0), (3, 5)])
 def test_nested_map_and_reduce(shape):
     A = rng.standard_normal(shape)
     v = rng.standard_normal(shape[1])
-    np.testing.assert_allclose(run(MATVEC, "matvec", A, v), A @ v)
+    np.testing.assert_allclose(run(LIBRARY, "matvec", A, v), A @ v)
 
 
 def test_map_yielding_rows_stacks_them():
@@ -109,34 +90,13 @@ def test_map_yielding_rows_stacks_them():
     assert run(source, "outer", x[:0], y).shape == (0, 3)
 
 
-ARGMIN = """
-func.func @argmin(%x: tensor<?xf32>) -> (f32, index) {
-  %inf = arith.constant 0x7F800000 : f32
-  %c0 = arith.constant 0 : index
-  %n = arith.constant 0 : index
-  %d = tensor.dim %x, %n : tensor<?xf32>
-  %i = soac.iota %d : tensor<?xindex>
-  %r:2 = soac.reduce ins(%x, %i : tensor<?xf32>, tensor<?xindex>) init(%inf, %c0 : f32, index) -> f32, index {
-  ^bb0(%a: f32, %ai: index, %b: f32, %bi: index):
-    %lt = arith.cmpf olt, %b, %a : f32
-    %eq = arith.cmpf oeq, %b, %a : f32
-    %earlier = arith.cmpi ult, %bi, %ai : index
-    %tie = arith.andi %eq, %earlier : i1
-    %take = arith.ori %lt, %tie : i1
-    %v = arith.select %take, %b, %a : f32
-    %j = arith.select %take, %bi, %ai : index
-    soac.yield %v, %j : f32, index
-  }
-  return %r#0, %r#1 : f32, index
-}
-"""
 
 
 def test_tuple_reduce_finds_first_argmin():
     x = np.array([3.0, 1.0, 2.0, 1.0], dtype=np.float32)
-    value, position = run(ARGMIN, "argmin", x)
+    value, position = run(LIBRARY, "argmin", x)
     assert (value, position) == (1.0, 1)
-    value, position = run(ARGMIN, "argmin", x[:0])
+    value, position = run(LIBRARY, "argmin", x[:0])
     assert value == np.inf and position == 0  # the neutral elements
 
 
@@ -151,19 +111,6 @@ func.func @cumsum(%x: tensor<?xi64>) -> tensor<?xi64> {
   return %r : tensor<?xi64>
 }
 
-// y[i] = a[i] * y[i-1] + b[i] as a scan over linear functions (a, b)
-func.func @recurrence(%a: tensor<?xf64>, %b: tensor<?xf64>) -> tensor<?xf64> {
-  %one = arith.constant 1.0 : f64
-  %zero = arith.constant 0.0 : f64
-  %r:2 = soac.scan ins(%a, %b : tensor<?xf64>, tensor<?xf64>) init(%one, %zero : f64, f64) -> tensor<?xf64>, tensor<?xf64> {
-  ^bb0(%a1: f64, %b1: f64, %a2: f64, %b2: f64):
-    %a12 = arith.mulf %a1, %a2 : f64
-    %t = arith.mulf %b1, %a2 : f64
-    %b12 = arith.addf %t, %b2 : f64
-    soac.yield %a12, %b12 : f64, f64
-  }
-  return %r#1 : tensor<?xf64>
-}
 """
 
 
@@ -176,7 +123,7 @@ def test_scans(n):
     for ai, bi in zip(a, b):
         y = ai * y + bi
         expected.append(y)
-    np.testing.assert_allclose(run(SCANS, "recurrence", a, b), np.array(expected).reshape(n))
+    np.testing.assert_allclose(run(LIBRARY, "recurrence", a, b)[1], np.array(expected).reshape(n))
 
 
 SCATTER_AND_HISTOGRAMS = """
@@ -195,18 +142,6 @@ func.func @histogram(%h: tensor<5xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>) 
   return %r : tensor<5xf64>
 }
 
-func.func @argmax_bins(%h: tensor<3xf64>, %hi: tensor<3xi64>, %i: tensor<?xi64>, %v: tensor<?xf64>, %vi: tensor<?xi64>) -> (tensor<3xf64>, tensor<3xi64>) {
-  %ninf = arith.constant 0xFFF0000000000000 : f64
-  %c0 = arith.constant -1 : i64
-  %r:2 = soac.reduce_by_index dest(%h, %hi : tensor<3xf64>, tensor<3xi64>) indices(%i : tensor<?xi64>) ins(%v, %vi : tensor<?xf64>, tensor<?xi64>) init(%ninf, %c0 : f64, i64) -> tensor<3xf64>, tensor<3xi64> {
-  ^bb0(%a: f64, %ai: i64, %b: f64, %bi: i64):
-    %gt = arith.cmpf ogt, %b, %a : f64
-    %m = arith.select %gt, %b, %a : f64
-    %mi = arith.select %gt, %bi, %ai : i64
-    soac.yield %m, %mi : f64, i64
-  }
-  return %r#0, %r#1 : tensor<3xf64>, tensor<3xi64>
-}
 """
 
 
@@ -237,7 +172,7 @@ def test_tuple_histogram_tracks_argmax():
     values = np.array([1.0, 4.0, 3.0, -1.0, 2.0, 9.0])
     positions = np.arange(6)
     start, start_i = np.full(3, -np.inf), np.full(3, -1)
-    best, where = run(SCATTER_AND_HISTOGRAMS, "argmax_bins", start, start_i, indices, values, positions)
+    best, where = run(LIBRARY, "argmax_bins", start, start_i, indices, values, positions)
     np.testing.assert_array_equal(best, [3.0, 2.0, 4.0])
     np.testing.assert_array_equal(where, [2, 4, 1])
 
@@ -437,13 +372,13 @@ def test_errors_name_the_op_and_location():
 
 def test_arguments_are_checked_against_the_signature():
     with pytest.raises(soac.InterpretError, match="no function @nope"):
-        run(MATVEC, "nope")
+        run(LIBRARY, "nope")
     with pytest.raises(soac.InterpretError, match="@matvec takes 2 arguments, got 1"):
-        run(MATVEC, "matvec", np.zeros((2, 2)))
+        run(LIBRARY, "matvec", np.zeros((2, 2)))
     with pytest.raises(soac.InterpretError, match="argument #1 of @matvec has type tensor<\\?xf64>, so dtype float64; got float32"):
-        run(MATVEC, "matvec", np.zeros((2, 2)), np.zeros(2, np.float32))
+        run(LIBRARY, "matvec", np.zeros((2, 2)), np.zeros(2, np.float32))
     with pytest.raises(soac.InterpretError, match="so rank 2; got shape"):
-        run(MATVEC, "matvec", np.zeros(2), np.zeros(2))
+        run(LIBRARY, "matvec", np.zeros(2), np.zeros(2))
     with pytest.raises(soac.InterpretError, match="got size 3 in dim 0"):
         run(SCATTER_AND_HISTOGRAMS, "histogram", np.zeros(3), np.zeros(1, np.int64), np.zeros(1))
 
