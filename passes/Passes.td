@@ -5,6 +5,43 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
+  let summary = "Expand soac.vjp into functions computing reverse-mode derivatives";
+  let description = [{
+    Replaces each `soac.vjp @f(args..., cotangents...) wrt [...]` by a call to
+    a generated private function `@f__vjp_wrt_<positions>` returning `@f`'s
+    results and the gradients of the `wrt` arguments. Functions called by `@f`
+    are differentiated the same way, on demand. A soac.vjp inside a
+    differentiated function is expanded in turn (up to a fixed depth).
+
+    No tape: the generated function re-executes the forward code of each
+    scope (function body, SOAC body, branch) when its return sweep enters it,
+    then runs the rules of its ops in reverse order. Each op's rule comes from
+    its `ReverseModeOpInterface` (attached to arith, math, tensor, func, scf
+    and soac ops); an op without a rule is an error at its location.
+    canonicalize and cse afterwards remove the re-executed code nothing uses.
+
+    ```mlir
+    // before
+    %r:2 = soac.vjp @square(%x, %seed) : (f32, f32) -> (f32, f32)
+    // after
+    %r:2 = call @square__vjp_wrt_0(%x, %seed) : (f32, f32) -> (f32, f32)
+    func.func private @square__vjp_wrt_0(%x: f32, %seed: f32) -> (f32, f32) {
+      %y = arith.mulf %x, %x : f32          // re-executed forward code
+      %a = arith.mulf %seed, %x : f32       // the rule of mulf, twice
+      %b = arith.mulf %seed, %x : f32
+      %g = arith.addf %a, %b : f32
+      return %y, %g : f32, f32
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect", "soac::SoacDialect",
+  ];
+}
+
 def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
   let summary = "Lower soac ops on tensors to linalg.generic, scf loops and tensor ops";
   let description = [{

@@ -38,6 +38,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 
 void buildLowerToCpuPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options) {
+  // Derivatives first: they produce SOACs the rest of the pipeline lowers.
+  pm.addPass(soac::createSoacAutodiff());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
   // soac -> loops on tensors.
   soac::ConvertSoacToLoopsOptions loops;
   loops.numChunks = options.numChunks;
@@ -68,7 +73,11 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
 
-  // Everything -> LLVM dialect.
+  // Everything -> LLVM dialect. Math functions LLVM has no intrinsic for
+  // (erf, atan, ...) become libm calls; integer powers become functions.
+  pm.addPass(createConvertMathToFuncs());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   // expand-strided-metadata emits affine.apply: lower-affine comes after it.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -90,7 +99,8 @@ void soac::registerSoacPasses() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "soac-lower-to-cpu",
       "Lower soac programs on tensors to the LLVM dialect for the CPU: "
-      "convert-soac-to-loops, one-shot bufferization with deallocation, "
+      "soac-autodiff, convert-soac-to-loops, one-shot bufferization with "
+      "deallocation, "
       "parallel loops on OpenMP threads, then LLVM",
       buildLowerToCpuPipeline);
 }

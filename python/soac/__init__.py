@@ -25,12 +25,14 @@ from . import _soac, builders, dialect
 from .runtime.abi import load_library
 from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
+from .autodiff import Derivative, grad, vjp
 from .compiler import compile, lower
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
 __all__ = [
     "BuildError",
+    "Derivative",
     "Error",
     "InterpretError",
     "LoweringError",
@@ -40,6 +42,7 @@ __all__ = [
     "compile",
     "dialect",
     "get_num_threads",
+    "grad",
     "interpret",
     "load_library",
     "lower",
@@ -48,6 +51,7 @@ __all__ = [
     "register_dialect",
     "set_num_threads",
     "verify",
+    "vjp",
 ]
 
 

@@ -125,11 +125,11 @@ def test_lowering_errors_name_the_op_and_location():
     func.func @f(%x: f32) -> f32 {
       return %x : f32
     }
-    func.func @g(%x: f32, %s: f32) -> f32 {
-      %r:2 = soac.vjp @f(%x, %s) : (f32, f32) -> (f32, f32)
+    func.func @g(%x: f32, %t: f32) -> f32 {
+      %r:2 = soac.jvp @f(%x, %t) : (f32, f32) -> (f32, f32)
       return %r#1 : f32
     }"""
-    with pytest.raises(soac.LoweringError, match=r"-:6:14: error: 'soac.vjp' op must be expanded by the soac-autodiff pass"):
+    with pytest.raises(soac.LoweringError, match=r"-:6:14: error: 'soac.jvp' op forward mode is not implemented yet"):
         soac.compile(source, "g")
 
 
@@ -141,7 +141,7 @@ def test_only_the_requested_function_and_its_callees_are_compiled():
       return %r : tensor<?xf32>
     }
     func.func @not_lowerable(%x: f32, %s: f32) -> f32 {
-      %r:2 = soac.vjp @f(%x, %s) : (f32, f32) -> (f32, f32)
+      %r:2 = soac.jvp @f(%x, %s) : (f32, f32) -> (f32, f32)
       return %r#1 : f32
     }
     func.func @f(%x: f32) -> f32 {

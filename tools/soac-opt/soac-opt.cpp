@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/SoacDialect.h"
+#include "passes/AutoDiff/Engine.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   soac::registerSoacDialects(registry);
+  soac::autodiff::registerReverseModeRules(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "soac optimizer driver: the soac dialect and passes\n",
       registry));

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/SoacDialect.h"
+#include "passes/AutoDiff/Engine.h"
 #include "passes/Passes.h"
 
 #include "mlir-c/IR.h"
@@ -28,6 +29,7 @@ NB_MODULE(_soac, m) {
       "register_dialects",
       [](MlirDialectRegistry registry) {
         soac::registerSoacDialects(*unwrap(registry));
+        soac::autodiff::registerReverseModeRules(*unwrap(registry));
       },
       nb::arg("registry"),
       "Adds the soac dialects to a DialectRegistry; contexts created from it "
@@ -38,6 +40,7 @@ NB_MODULE(_soac, m) {
       [](MlirContext context) {
         mlir::DialectRegistry registry;
         soac::registerSoacDialects(registry);
+        soac::autodiff::registerReverseModeRules(registry);
         unwrap(context)->appendDialectRegistry(registry);
         unwrap(context)->getOrLoadDialect("soac");
       },

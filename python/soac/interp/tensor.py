@@ -131,3 +131,17 @@ def _insert_slice(interp, op, operands):
     result = dest.copy()
     result[index] = np.reshape(source, sizes)
     return [result]
+
+
+@handles("tensor.collapse_shape")
+def _collapse_shape(interp, op, operands):
+    (source,) = operands
+    groups = [list(ir.ArrayAttr(group)) for group in ir.ArrayAttr(op.attributes["reassociation"])]
+    shape = [int(np.prod([source.shape[ir.IntegerAttr(d).value] for d in group])) for group in groups]
+    return [source.reshape(shape)]
+
+
+@handles("tensor.expand_shape")
+def _expand_shape(interp, op, operands):
+    source, *dynamic = operands
+    return [source.reshape(_mixed(op, "static_output_shape", iter(dynamic)))]

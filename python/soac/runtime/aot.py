@@ -73,7 +73,7 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
         for path in natives:
             shutil.copy2(path, directory / os.path.basename(path))
         links = [str(directory / os.path.basename(path)) for path in natives]
-        _run([os.environ.get("CC", "cc"), "-shared", "-o", str(library), str(objects), *links, "-Wl,-rpath,$ORIGIN"])
+        _run([os.environ.get("CC", "cc"), "-shared", "-o", str(library), str(objects), *links, "-lm", "-Wl,-rpath,$ORIGIN"])
     header = directory / f"{name}.h"
     header.write_text(c_header(signatures, library.name))
     metadata = directory / f"lib{name}.json"

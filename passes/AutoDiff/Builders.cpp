@@ -1,0 +1,131 @@
+//===- Builders.cpp - building soac ops from C++ callbacks ----------------===//
+#include "passes/AutoDiff/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+
+Type rowType(Type tensorType) {
+  auto tensor = cast<RankedTensorType>(tensorType);
+  if (tensor.getRank() == 1)
+    return tensor.getElementType();
+  return RankedTensorType::get(tensor.getShape().drop_front(),
+                               tensor.getElementType());
+}
+
+Value floatConstant(ImplicitLocOpBuilder &b, Type type, double value) {
+  return arith::ConstantOp::create(b, type, b.getFloatAttr(type, value));
+}
+
+Value outerSize(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(0))
+    return arith::ConstantIndexOp::create(b, type.getDimSize(0));
+  return tensor::DimOp::create(b, tensor, 0);
+}
+
+namespace {
+
+/// Builds a detached body block with arguments of `argTypes`, filled by
+/// `body`, ended by soac.yield.
+Block *buildBody(ImplicitLocOpBuilder &b, TypeRange argTypes,
+                 BodyBuilder body) {
+  auto *block = new Block();
+  for (Type type : argTypes)
+    block->addArgument(type, b.getLoc());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(block);
+  SmallVector<Value> yielded = body(b, block->getArguments());
+  YieldOp::create(b, yielded);
+  return block;
+}
+
+int64_t staticOuterSize(ValueRange tensors) {
+  for (Value t : tensors) {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (!type.isDynamicDim(0))
+      return type.getDimSize(0);
+  }
+  return ShapedType::kDynamic;
+}
+
+} // namespace
+
+SmallVector<Value> buildMap(ImplicitLocOpBuilder &b, ValueRange inputs,
+                            BodyBuilder body) {
+  SmallVector<Type> rows =
+      llvm::map_to_vector(inputs, [](Value v) { return rowType(v.getType()); });
+  Block *block = buildBody(b, rows, body);
+  int64_t outer = staticOuterSize(inputs);
+  SmallVector<Type> resultTypes = llvm::map_to_vector(
+      block->getTerminator()->getOperandTypes(), [&](Type row) -> Type {
+        if (auto tensor = dyn_cast<RankedTensorType>(row)) {
+          SmallVector<int64_t> shape{outer};
+          llvm::append_range(shape, tensor.getShape());
+          return RankedTensorType::get(shape, tensor.getElementType());
+        }
+        return RankedTensorType::get({outer}, row);
+      });
+  auto map = MapOp::create(b, resultTypes, inputs);
+  map.getBody().push_back(block);
+  return llvm::to_vector_of<Value>(map.getResults());
+}
+
+SmallVector<Value> buildReduce(ImplicitLocOpBuilder &b, ValueRange inputs,
+                               ValueRange inits, BodyBuilder op) {
+  SmallVector<Type> argTypes(inits.getTypes());
+  llvm::append_range(argTypes, inits.getTypes());
+  Block *block = buildBody(b, argTypes, op);
+  auto reduce = ReduceOp::create(b, inits.getTypes(), inputs, inits);
+  reduce.getBody().push_back(block);
+  return llvm::to_vector_of<Value>(reduce.getResults());
+}
+
+Value buildScatterAdd(ImplicitLocOpBuilder &b, Value dest, Value indices,
+                      Value values) {
+  Type row = rowType(dest.getType());
+  Value zero = floatConstant(b, row, 0.0);
+  Block *block = buildBody(b, {row, row},
+                           [](ImplicitLocOpBuilder &ib, ValueRange args)
+                               -> SmallVector<Value> {
+                             return {arith::AddFOp::create(ib, args[0], args[1])};
+                           });
+  auto histogram = ReduceByIndexOp::create(b, TypeRange{dest.getType()},
+                                           ValueRange{dest}, indices,
+                                           ValueRange{values}, ValueRange{zero});
+  histogram.getBody().push_back(block);
+  return histogram.getResult(0);
+}
+
+Value buildAdd(ImplicitLocOpBuilder &b, Value x, Value y) {
+  if (!isa<RankedTensorType>(x.getType()))
+    return arith::AddFOp::create(b, x, y);
+  return buildMap(b, {x, y},
+                  [](ImplicitLocOpBuilder &ib, ValueRange rows)
+                      -> SmallVector<Value> {
+                    return {buildAdd(ib, rows[0], rows[1])};
+                  })[0];
+}
+
+Value buildSumAll(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type element = type.getElementType();
+  Value rows = tensor;
+  if (type.getRank() > 1)
+    rows = buildMap(b, tensor,
+                    [](ImplicitLocOpBuilder &ib, ValueRange row)
+                        -> SmallVector<Value> {
+                      return {buildSumAll(ib, row[0])};
+                    })[0];
+  Value zero = floatConstant(b, element, 0.0);
+  return buildReduce(b, rows, zero,
+                     [](ImplicitLocOpBuilder &ib, ValueRange args)
+                         -> SmallVector<Value> {
+                       return {arith::AddFOp::create(ib, args[0], args[1])};
+                     })[0];
+}
+
+} // namespace soac::autodiff

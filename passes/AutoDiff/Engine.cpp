@@ -1,0 +1,245 @@
+//===- Engine.cpp - reverse-mode AD by re-execution -----------------------===//
+#include "passes/AutoDiff/Engine.h"
+
+#include "dialect/SoacOps.h"
+#include "passes/AutoDiff/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "passes/ReverseModeOpInterface.cpp.inc"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+
+bool isDifferentiableType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    type = tensor.getElementType();
+  return isa<FloatType>(type);
+}
+
+//===----------------------------------------------------------------------===//
+// Activity
+//===----------------------------------------------------------------------===//
+
+Activity::Activity(func::FuncOp function, ArrayRef<int64_t> wrt) {
+  for (int64_t position : wrt) {
+    Value arg = function.getArgument(position);
+    if (isDifferentiableType(arg.getType()))
+      active.insert(arg);
+  }
+  auto markActive = [&](Value value) {
+    return isDifferentiableType(value.getType()) && active.insert(value).second;
+  };
+  // To a fixed point: loop-carried values may become active late.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    function.walk([&](Operation *op) {
+      bool readsActive = llvm::any_of(
+          op->getOperands(), [&](Value v) { return active.contains(v); });
+      if (!readsActive && op->getNumRegions() > 0) {
+        llvm::SetVector<Value> captured;
+        getUsedValuesDefinedAbove(op->getRegions(), captured);
+        readsActive = llvm::any_of(
+            captured, [&](Value v) { return active.contains(v); });
+      }
+      if (!readsActive)
+        return;
+      for (Value result : op->getResults())
+        changed |= markActive(result);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (Value arg : block.getArguments())
+            changed |= markActive(arg);
+    });
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// AdjointBuilder
+//===----------------------------------------------------------------------===//
+
+AdjointBuilder::AdjointBuilder(ImplicitLocOpBuilder &builder,
+                               const Activity &activity, Block &block,
+                               AdjointBuilder *parent,
+                               SymbolTableCollection &symbols,
+                               bool sparseFreeReads)
+    : b(builder), activityInfo(activity), block(block), parent(parent),
+      symbols(symbols), sparseFreeReads(sparseFreeReads) {}
+
+bool AdjointBuilder::isActive(Value original) const {
+  return activityInfo.isActive(original);
+}
+
+bool AdjointBuilder::isOuter(Value original) const {
+  return !block.getParent()->isAncestor(original.getParentRegion());
+}
+
+Value AdjointBuilder::primal(Value original) const {
+  if (isOuter(original))
+    return parent ? parent->primal(original) : original;
+  return primals.lookupOrDefault(original);
+}
+
+void AdjointBuilder::mapPrimal(Value original, Value value) {
+  primals.map(original, value);
+}
+
+Value AdjointBuilder::adjoint(Value original) const {
+  return isOuter(original) ? outer.lookup(original)
+                           : adjoints.lookup(original);
+}
+
+Value AdjointBuilder::adjointOrZero(Value original) {
+  if (Value existing = adjoint(original))
+    return existing;
+  return zerosLike(primal(original));
+}
+
+void AdjointBuilder::accumulate(Value original, Value contribution) {
+  if (!contribution || !isActive(original))
+    return;
+  Value &slot = isOuter(original) ? outer[original] : adjoints[original];
+  slot = slot ? add(slot, contribution) : contribution;
+}
+
+void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
+                                  Value value) {
+  if (!value || !isActive(original))
+    return;
+  // A free tensor of a SOAC body: keep one (indices, value) per read, so that
+  // the owner scatters them (sparse), never a dense tensor per iteration.
+  bool free = isOuter(original) && parent;
+  if (free && sparseFreeReads) {
+    sparse.push_back({original, llvm::to_vector(indices), value});
+    return;
+  }
+  Value current = adjointOrZero(original);
+  Value old = tensor::ExtractOp::create(b, current, indices);
+  Value sum = arith::AddFOp::create(b, old, value);
+  Value updated = tensor::InsertOp::create(b, sum, current, indices);
+  (free ? outer[original] : adjoints[original]) = updated;
+}
+
+void AdjointBuilder::reexecute(Block &source) {
+  if (parent) {
+    // Free values of the scope read their re-executed counterparts.
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(*source.getParent(), captured);
+    for (Value value : captured)
+      primals.map(value, parent->primal(value));
+  }
+  for (Operation &op : source.without_terminator())
+    b.clone(op, primals);
+}
+
+LogicalResult AdjointBuilder::sweep(Block &source) {
+  for (Operation &op : llvm::reverse(source.without_terminator())) {
+    bool seeded = llvm::any_of(op.getResults(),
+                               [&](Value r) { return adjoint(r) != nullptr; });
+    if (!seeded)
+      continue;
+    auto rule = dyn_cast<ReverseModeOpInterface>(op);
+    if (!rule)
+      return op.emitOpError()
+             << "has no reverse-mode derivative rule (soac-autodiff)";
+    OpBuilder::InsertionGuard guard(b);
+    Location previous = b.getLoc();
+    b.setLoc(op.getLoc());
+    LogicalResult result = rule.reverse(*this);
+    b.setLoc(previous);
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+Value AdjointBuilder::zerosLike(Value value) {
+  Type type = value.getType();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  Type element = tensor ? tensor.getElementType() : type;
+  Value zero = isa<FloatType>(element)
+                   ? floatConstant(b, element, 0.0)
+                   : Value(arith::ConstantOp::create(
+                         b, element, b.getZeroAttr(element)));
+  if (!tensor)
+    return zero;
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < tensor.getRank(); ++d)
+    if (tensor.isDynamicDim(d))
+      dynamic.push_back(tensor::DimOp::create(b, value, d));
+  return tensor::SplatOp::create(b, zero, tensor, dynamic);
+}
+
+Value AdjointBuilder::add(Value x, Value y) { return buildAdd(b, x, y); }
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
+                                               ArrayRef<int64_t> wrt,
+                                               SymbolTableCollection &symbols) {
+  auto module = function->getParentOfType<ModuleOp>();
+  std::string name = llvm::formatv("{0}__vjp_wrt_{1}", function.getSymName(),
+                                   llvm::join(llvm::map_range(wrt, [](int64_t w) {
+                                                return std::to_string(w);
+                                              }),
+                                              "_"))
+                         .str();
+  if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
+          module, StringAttr::get(function.getContext(), name)))
+    return existing;
+  if (function.isExternal())
+    return function.emitOpError()
+           << "cannot be differentiated: it is a declaration without a body";
+  if (!function.getBody().hasOneBlock())
+    return function.emitOpError()
+           << "cannot be differentiated: its body has more than one block";
+
+  FunctionType type = function.getFunctionType();
+  SmallVector<Type> inputs(type.getInputs());
+  llvm::append_range(inputs, type.getResults());
+  SmallVector<Type> outputs(type.getResults());
+  for (int64_t position : wrt)
+    outputs.push_back(type.getInput(position));
+
+  OpBuilder top(function);
+  top.setInsertionPointAfter(function);
+  auto vjp = func::FuncOp::create(top, function.getLoc(), name,
+                                  FunctionType::get(function.getContext(),
+                                                    inputs, outputs));
+  vjp.setPrivate();
+  symbols.getSymbolTable(module).insert(vjp);
+
+  Block &body = function.getBody().front();
+  Block *entry = vjp.addEntryBlock();
+  ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
+  Activity activity(function, wrt);
+  AdjointBuilder scope(b, activity, body, nullptr, symbols);
+  size_t numArgs = type.getNumInputs();
+  for (auto [original, arg] :
+       llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
+    scope.mapPrimal(original, arg);
+  scope.reexecute(body);
+  auto terminator = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [result, cotangent] : llvm::zip(
+           terminator.getOperands(), entry->getArguments().drop_front(numArgs)))
+    scope.accumulate(result, cotangent);
+  if (failed(scope.sweep(body))) {
+    symbols.getSymbolTable(module).erase(vjp);
+    return failure();
+  }
+  SmallVector<Value> returned = llvm::map_to_vector(
+      terminator.getOperands(), [&](Value r) { return scope.primal(r); });
+  for (int64_t position : wrt)
+    returned.push_back(scope.adjointOrZero(function.getArgument(position)));
+  func::ReturnOp::create(b, returned);
+  return vjp;
+}
+
+} // namespace soac::autodiff

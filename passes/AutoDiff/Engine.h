@@ -1,0 +1,138 @@
+//===- Engine.h - reverse-mode AD by re-execution ---------------*- C++ -*-===//
+//
+// The engine walks scopes; the derivative of each op comes from its
+// ReverseModeOpInterface rule (one rules file per dialect).
+//
+// No tape: the return sweep of a scope (a function body, a SOAC body, a
+// branch) first re-executes the scope's forward code, then visits its ops in
+// reverse order, each rule turning the adjoints of the op's results into
+// contributions to the adjoints of its operands.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_AUTODIFF_ENGINE_H
+#define SOAC_PASSES_AUTODIFF_ENGINE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace soac::autodiff {
+
+class AdjointBuilder;
+
+} // namespace soac::autodiff
+
+#include "passes/ReverseModeOpInterface.h.inc"
+
+namespace soac::autodiff {
+
+/// Whether a type carries derivatives: floats and tensors of floats.
+bool isDifferentiableType(mlir::Type type);
+
+/// The values of a function that may carry a derivative: those computed from
+/// the differentiated arguments, of a differentiable type. Conservative:
+/// every differentiable result of an op that reads an active value (directly
+/// or inside its regions) is active, and so are the differentiable block
+/// arguments of its regions.
+class Activity {
+public:
+  Activity(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt);
+  bool isActive(mlir::Value value) const { return active.contains(value); }
+
+private:
+  llvm::DenseSet<mlir::Value> active;
+};
+
+/// A tensor defined outside a scope, read inside it by tensor.extract at
+/// `indices`: its adjoint contribution stays sparse (one value per read), to
+/// be scattered with reduce_by_index (+) by the scope's owner.
+struct SparseAdjoint {
+  mlir::Value tensor; // the original (outer) tensor
+  llvm::SmallVector<mlir::Value> indices;
+  mlir::Value value;
+};
+
+/// One scope of the return sweep and the API the rules build with.
+class AdjointBuilder {
+public:
+  /// A scope over `block`, building at `builder`'s insertion point. `parent`
+  /// is the enclosing scope (null for a function body). A scope that runs
+  /// once per row (a SOAC body) keeps the adjoints of free tensors read by
+  /// tensor.extract sparse (`sparseFreeReads`); one that runs once (a
+  /// branch) writes them densely.
+  AdjointBuilder(mlir::ImplicitLocOpBuilder &builder, const Activity &activity,
+                 mlir::Block &block, AdjointBuilder *parent,
+                 mlir::SymbolTableCollection &symbols,
+                 bool sparseFreeReads = true);
+
+  mlir::ImplicitLocOpBuilder &builder() { return b; }
+  mlir::SymbolTableCollection &symbolTables() { return symbols; }
+  const Activity &activity() const { return activityInfo; }
+
+  bool isActive(mlir::Value original) const;
+  /// Defined outside this scope's block (a free value of the scope).
+  bool isOuter(mlir::Value original) const;
+
+  /// The re-executed counterpart of `original`.
+  mlir::Value primal(mlir::Value original) const;
+  void mapPrimal(mlir::Value original, mlir::Value primal);
+
+  /// The adjoint accumulated for `original` in this scope, or null (zero).
+  mlir::Value adjoint(mlir::Value original) const;
+  mlir::Value adjointOrZero(mlir::Value original);
+  /// Adds `contribution` to the adjoint of `original` (ignored when
+  /// inactive). The adjoint of a free value is kept apart, for the owner of
+  /// the scope to combine over its iterations.
+  void accumulate(mlir::Value original, mlir::Value contribution);
+  /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
+  /// when the tensor is free in this scope, else written into its adjoint.
+  void accumulateAt(mlir::Value original, mlir::ValueRange indices,
+                    mlir::Value value);
+
+  /// Re-executes the ops of `block` (not its terminator); its arguments must
+  /// have been mapped.
+  void reexecute(mlir::Block &block);
+  /// The return sweep over the ops of `block`, last to first.
+  mlir::LogicalResult sweep(mlir::Block &block);
+
+  /// Adjoints of the free values, accumulated by this scope (in first-use
+  /// order), and the sparse ones.
+  const llvm::MapVector<mlir::Value, mlir::Value> &outerAdjoints() const {
+    return outer;
+  }
+  llvm::ArrayRef<SparseAdjoint> sparseAdjoints() const { return sparse; }
+
+  // Helpers for the rules.
+  mlir::Value zerosLike(mlir::Value primal);
+  mlir::Value add(mlir::Value a, mlir::Value b);
+
+private:
+  mlir::ImplicitLocOpBuilder &b;
+  const Activity &activityInfo;
+  mlir::Block &block;
+  AdjointBuilder *parent;
+  mlir::SymbolTableCollection &symbols;
+  bool sparseFreeReads;
+  mlir::IRMapping primals;
+  llvm::DenseMap<mlir::Value, mlir::Value> adjoints;
+  llvm::MapVector<mlir::Value, mlir::Value> outer;
+  llvm::SmallVector<SparseAdjoint> sparse;
+};
+
+/// The function `(args..., cotangents...) -> (results..., gradients...)` of
+/// the vector-Jacobian product of `function` with respect to the arguments
+/// `wrt`, created next to it on first request.
+mlir::FailureOr<mlir::func::FuncOp>
+getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
+                       mlir::SymbolTableCollection &symbols);
+
+/// Attaches the reverse-mode rules to the ops of arith, math, scf, tensor,
+/// func and soac.
+void registerReverseModeRules(mlir::DialectRegistry &registry);
+
+} // namespace soac::autodiff
+
+#endif // SOAC_PASSES_AUTODIFF_ENGINE_H

@@ -1,0 +1,134 @@
+"""Reverse-mode derivatives of soac functions, compiled for the CPU.
+
+``soac.vjp`` and ``soac.grad`` add a function around ``soac.vjp @f`` to a copy
+of the module, expand it with the ``soac-autodiff`` pass (derivatives by
+re-execution, no tape) and compile the result.
+
+>>> import numpy as np, soac
+>>> program = '''
+...   func.func @sum_of_squares(%x: tensor<?xf64>) -> f64 {
+...     %zero = arith.constant 0.0 : f64
+...     %s = soac.reduce ins(%x : tensor<?xf64>) init(%zero : f64) -> f64 {
+...     ^bb0(%acc: f64, %v: f64):
+...       %sq = arith.mulf %v, %v : f64
+...       %t = arith.addf %acc, %sq : f64
+...       soac.yield %t : f64
+...     }
+...     return %s : f64
+...   }'''
+>>> soac.grad(program, "sum_of_squares")(np.array([1.0, 2.0, 3.0]))  # doctest: +SKIP
+array([2., 4., 6.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mlir import ir, passmanager
+from mlir.dialects import arith, func
+
+from . import builders
+from .compiler import CpuOptions, _as_module, compile
+from .diagnostics import diagnostic_lines
+from .errors import Error, LoweringError
+from .runtime.abi import CompiledFunction
+
+
+@dataclass
+class Derivative:
+    """A compiled derivative and the IR it was compiled from.
+
+    ``module`` holds the program after ``soac-autodiff`` (the generated
+    ``@<f>__vjp_wrt_...`` functions included) and ``function`` names the entry
+    point; ``soac.interpret(d.module, d.function, ...)`` runs the same IR on the
+    reference interpreter.
+    """
+
+    module: ir.Module
+    function: str
+    compiled: CompiledFunction
+
+    def __call__(self, *args: Any) -> Any:
+        return self.compiled(*args)
+
+
+def vjp(
+    module: ir.Module | str,
+    function: str,
+    *,
+    wrt: Sequence[int] | None = None,
+    options: CpuOptions = CpuOptions(),
+) -> Derivative:
+    """The vector-Jacobian product of ``@function``: a callable taking its
+    arguments, then one cotangent per result, returning its results, then one
+    gradient per argument in ``wrt`` (all arguments by default)."""
+    return _derive(module, function, wrt, options, scalar_seed=False)
+
+
+def grad(
+    module: ir.Module | str,
+    function: str,
+    *,
+    wrt: Sequence[int] | None = None,
+    options: CpuOptions = CpuOptions(),
+) -> Derivative:
+    """The gradient of ``@function``, which must return one float scalar: a
+    callable taking its arguments and returning the gradient with respect to
+    each argument in ``wrt`` (a tuple when there are several)."""
+    return _derive(module, function, wrt, options, scalar_seed=True)
+
+
+def _derive(module, function: str, wrt, options: CpuOptions, *, scalar_seed: bool) -> Derivative:
+    source = _as_module(module)
+    with source.context, ir.Location.unknown():
+        copy = ir.Module.parse(source.operation.get_asm(enable_debug_info=True))
+        callee = _find_function(copy, function)
+        signature = ir.FunctionType(callee.function_type.value)
+        if scalar_seed:
+            results = list(signature.results)
+            if len(results) != 1 or not isinstance(results[0], ir.FloatType):
+                raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
+        name = _fresh_name(copy, f"{function}_{'grad' if scalar_seed else 'vjp'}")
+        _add_wrapper(copy, callee, name, wrt, scalar_seed)
+        try:
+            passmanager.PassManager.parse("builtin.module(soac-autodiff,canonicalize,cse)").run(copy.operation)
+        except ir.MLIRError as error:
+            raise LoweringError(f"soac-autodiff could not differentiate @{function}", diagnostic_lines(error)) from None
+        return Derivative(copy, name, compile(copy, name, options=options))
+
+
+def _find_function(module: ir.Module, name: str):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op
+    raise Error(f"no function @{name} in the module")
+
+
+def _fresh_name(module: ir.Module, base: str) -> str:
+    taken = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations if "sym_name" in op.attributes}
+    name, counter = base, 0
+    while name in taken:
+        counter += 1
+        name = f"{base}_{counter}"
+    return name
+
+
+def _add_wrapper(module: ir.Module, callee, name: str, wrt, scalar_seed: bool) -> None:
+    """Appends ``@name`` calling ``soac.vjp @callee`` (with the seed 1.0 for grad)."""
+    signature = ir.FunctionType(callee.function_type.value)
+    inputs = list(signature.inputs) if scalar_seed else list(signature.inputs) + list(signature.results)
+    positions = list(range(len(signature.inputs))) if wrt is None else list(wrt)
+    gradient_types = [signature.inputs[i] for i in positions]
+    outputs = gradient_types if scalar_seed else list(signature.results) + gradient_types
+    with ir.InsertionPoint(module.body):
+        wrapper = func.FuncOp(name, (inputs, outputs))
+        block = wrapper.add_entry_block()
+    with ir.InsertionPoint(block):
+        args = list(block.arguments)
+        if scalar_seed:
+            args.append(arith.constant(signature.results[0], 1.0))
+        values = builders.vjp(callee, args, wrt=wrt)
+        values = values if isinstance(values, list) else [values]
+        func.ReturnOp(values[len(signature.results) :] if scalar_seed else values)
