@@ -1,0 +1,61 @@
+// RUN: soac-opt %s --soac-autodiff --split-input-file --verify-diagnostics
+
+func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  // expected-error @+1 {{'soac.scan' op has no reverse-mode derivative rule (soac-autodiff)}}
+  %r = soac.scan ins(%x : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @g(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:2 = soac.vjp @f(%x, %c) : (tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+
+// -----
+
+func.func @logaddexp_all(%x: tensor<?xf64>) -> f64 {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  // expected-error @+1 {{'soac.reduce' op has an operator whose reverse-mode rule is not implemented yet (component #0): supported are +, and *, max, min on scalars, each combining its own accumulator and value}}
+  %r = soac.reduce ins(%x : tensor<?xf64>) init(%ninf : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.maximumf %a, %b : f64
+    %d = arith.subf %a, %b : f64
+    %ad = math.absf %d : f64
+    %n = arith.negf %ad : f64
+    %e = math.exp %n : f64
+    %l = math.log1p %e : f64
+    %t = arith.addf %m, %l : f64
+    soac.yield %t : f64
+  }
+  return %r : f64
+}
+func.func @g(%x: tensor<?xf64>, %s: f64) -> tensor<?xf64> {
+  %r:2 = soac.vjp @logaddexp_all(%x, %s) : (tensor<?xf64>, f64) -> (f64, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op cannot be differentiated: it is a declaration without a body}}
+func.func private @external(f64) -> f64
+
+func.func @g(%x: f64, %s: f64) -> f64 {
+  %r:2 = soac.vjp @external(%x, %s) : (f64, f64) -> (f64, f64)
+  return %r#1 : f64
+}
+
+// -----
+
+func.func @f(%x: f64) -> f64 {
+  return %x : f64
+}
+
+func.func @g(%x: f64, %t: f64) -> f64 {
+  // expected-error @+1 {{'soac.jvp' op forward mode is not implemented yet}}
+  %r:2 = soac.jvp @f(%x, %t) : (f64, f64) -> (f64, f64)
+  return %r#1 : f64
+}

@@ -1,0 +1,133 @@
+// soac-autodiff: each soac.vjp becomes a call to a generated function that
+// re-executes the forward code, then runs the rules in reverse order.
+// RUN: soac-opt %s --soac-autodiff --canonicalize --cse --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func private @square__vjp_wrt_0(
+// CHECK-SAME: %[[X:.*]]: f32, %[[SEED:.*]]: f32) -> (f32, f32)
+// CHECK: %[[Y:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK: %[[A:.*]] = arith.mulf %[[SEED]], %[[X]] : f32
+// CHECK: %[[G:.*]] = arith.addf %[[A]], %[[A]] : f32
+// CHECK: return %[[Y]], %[[G]] : f32, f32
+// CHECK-LABEL: func.func @grad_square
+// CHECK: call @square__vjp_wrt_0
+func.func @square(%x: f32) -> f32 {
+  %y = arith.mulf %x, %x : f32
+  return %y : f32
+}
+func.func @grad_square(%x: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %r:2 = soac.vjp @square(%x, %one) : (f32, f32) -> (f32, f32)
+  return %r#1 : f32
+}
+
+// -----
+
+// map: the adjoint map re-executes the body per row; the free scalar %w gets a
+// per-row contribution summed by a reduce.
+// CHECK-LABEL: func.func private @scaled__vjp_wrt_0_1(
+// CHECK-SAME: %[[X:.*]]: tensor<?xf64>, %[[W:.*]]: f64, %[[C:.*]]: tensor<?xf64>)
+// CHECK: %[[ADJ:.*]]:2 = soac.map ins(%[[X]], %[[C]] : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64>
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f64, %[[CV:.*]]: f64):
+// CHECK-DAG: %[[DX:.*]] = arith.mulf %[[CV]], %[[W]] : f64
+// CHECK-DAG: %[[DW:.*]] = arith.mulf %[[CV]], %[[V]] : f64
+// CHECK: soac.yield %[[DX]], %[[DW]] : f64, f64
+// CHECK: %[[SUM:.*]] = soac.reduce ins(%[[ADJ]]#1 : tensor<?xf64>)
+// CHECK: return %{{.*}}, %[[ADJ]]#0, %[[SUM]]
+func.func @scaled(%x: tensor<?xf64>, %w: f64) -> tensor<?xf64> {
+  %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %m = arith.mulf %v, %w : f64
+    soac.yield %m : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_scaled(%x: tensor<?xf64>, %w: f64, %c: tensor<?xf64>) -> (tensor<?xf64>, f64) {
+  %r:3 = soac.vjp @scaled(%x, %w, %c) : (tensor<?xf64>, f64, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, f64)
+  return %r#1, %r#2 : tensor<?xf64>, f64
+}
+
+// -----
+
+// A free tensor read at data-dependent indices: one (index, value) per read,
+// scattered by reduce_by_index (+) into zeros; never a dense tensor per row.
+// CHECK-LABEL: func.func private @gather__vjp_wrt_0(
+// CHECK-SAME: %[[X:.*]]: tensor<?xf64>, %[[IDX:.*]]: tensor<?xindex>, %[[C:.*]]: tensor<?xf64>)
+// CHECK: %[[READS:.*]]:2 = soac.map ins(%[[IDX]], %[[C]] : tensor<?xindex>, tensor<?xf64>) -> tensor<?xindex>, tensor<?xf64>
+// CHECK: %[[ZEROS:.*]] = tensor.splat %{{.*}}[%{{.*}}] : tensor<?xf64>
+// CHECK: %[[DX:.*]] = soac.reduce_by_index dest(%[[ZEROS]] : tensor<?xf64>) indices(%[[READS]]#0 : tensor<?xindex>) ins(%[[READS]]#1 : tensor<?xf64>)
+// CHECK: arith.addf
+// CHECK: return %{{.*}}, %[[DX]]
+func.func @gather(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> tensor<?xf64> {
+  %r = soac.map ins(%idx : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    soac.yield %v : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_gather(%x: tensor<?xf64>, %idx: tensor<?xindex>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:2 = soac.vjp @gather(%x, %idx, %c) wrt [0] : (tensor<?xf64>, tensor<?xindex>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+
+// -----
+
+// reduce (+): every element gets the adjoint of the result (a replicating map).
+// CHECK-LABEL: func.func private @total__vjp_wrt_0(
+// CHECK-SAME: %[[X:.*]]: tensor<?xf32>, %[[SEED:.*]]: f32)
+// CHECK: %[[DX:.*]] = soac.map ins(%[[X]] : tensor<?xf32>) -> tensor<?xf32>
+// CHECK-NEXT: ^bb0(%{{.*}}: f32):
+// CHECK-NEXT: soac.yield %[[SEED]] : f32
+// CHECK: return %{{.*}}, %[[DX]]
+func.func @total(%x: tensor<?xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %s = soac.reduce ins(%x : tensor<?xf32>) init(%zero : f32) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.addf %a, %b : f32
+    soac.yield %r : f32
+  }
+  return %s : f32
+}
+func.func @d_total(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %one = arith.constant 1.0 : f32
+  %r:2 = soac.vjp @total(%x, %one) : (tensor<?xf32>, f32) -> (f32, tensor<?xf32>)
+  return %r#1 : tensor<?xf32>
+}
+
+// -----
+
+// A call is differentiated by calling the callee's vjp function (which
+// re-executes the callee); a branch by a branch on the same condition, each
+// side re-executed then swept (canonicalize merges it with the forward one).
+// CHECK-LABEL: func.func private @inner__vjp_wrt_0(
+// CHECK-LABEL: func.func private @outer__vjp_wrt_0_1(
+// CHECK-SAME: %[[X:[^:]*]]: f64, %[[Y:[^:]*]]: f64, %[[SEED:[^:]*]]: f64)
+// CHECK: %[[COND:.*]] = arith.cmpf ogt, %[[X]]
+// CHECK: scf.if %[[COND]] -> (f64, f64, f64)
+// CHECK: %[[DE:.*]] = arith.mulf %[[SEED]], %[[Y]] : f64
+// CHECK: call @inner__vjp_wrt_0(%[[X]], %[[DE]])
+// CHECK: } else {
+// CHECK-DAG: arith.mulf %[[SEED]], %[[Y]] : f64
+// CHECK-DAG: arith.mulf %[[SEED]], %[[X]] : f64
+func.func @inner(%x: f64) -> f64 {
+  %e = math.exp %x : f64
+  return %e : f64
+}
+func.func @outer(%x: f64, %y: f64) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %c = arith.cmpf ogt, %x, %zero : f64
+  %r = scf.if %c -> (f64) {
+    %e = func.call @inner(%x) : (f64) -> f64
+    %m = arith.mulf %e, %y : f64
+    scf.yield %m : f64
+  } else {
+    %m = arith.mulf %x, %y : f64
+    scf.yield %m : f64
+  }
+  return %r : f64
+}
+func.func @d_outer(%x: f64, %y: f64) -> (f64, f64) {
+  %one = arith.constant 1.0 : f64
+  %r:3 = soac.vjp @outer(%x, %y, %one) : (f64, f64, f64) -> (f64, f64, f64)
+  return %r#1, %r#2 : f64, f64
+}
