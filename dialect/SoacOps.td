@@ -53,6 +53,9 @@ def Soac_MapOp : Soac_RegionOp<"map"> {
   let assemblyFormat = [{
     `ins` `(` $inputs `:` type($inputs) `)` (`->` type($results)^)? $body attr-dict
   }];
+  // Drops unused results and inputs, forwards results that yield an input's
+  // row unchanged (SoacCanonicalize.cpp).
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -39,7 +39,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 void buildLowerToCpuPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options) {
   // Derivatives first: they produce SOACs the rest of the pipeline lowers.
+  // Inlining the generated functions lets DCE drop the primal results a
+  // caller does not use, and fusion cross the call boundaries.
   pm.addPass(soac::createSoacAutodiff());
+  pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

@@ -15,3 +15,4 @@ def test_demo_builds_the_file_program_in_python():
     assert "prints identically: True" in out.stdout
     assert "'soac.vjp' op has 2 results, but differentiating @softmax_matvec needs 3" in out.stdout
     assert "compiled for the CPU" in out.stdout and "max relative difference to numpy" in out.stdout
+    assert "finite differences:" in out.stdout

@@ -107,3 +107,35 @@ func.func @different_bodies(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>)
   }
   return %m1, %m2 : tensor<?xf32>, tensor<?xf32>
 }
+
+// canonicalize shrinks maps: unused results and unread inputs go, a result
+// that yields an input's row unchanged is that input, and an input read only
+// for its size is taken from upstream so that its producer may die.
+// DCE-LABEL: func.func @shrink_maps
+// DCE-SAME: (%[[X:.*]]: tensor<?xf32>, %[[Y:.*]]: tensor<?xf32>, %[[S:.*]]: f32)
+// DCE: %[[M:.*]] = soac.map ins(%[[Y]] : tensor<?xf32>) -> tensor<?xf32> {
+// DCE-NEXT: ^bb0(%[[B:.*]]: f32):
+// DCE-NEXT: %[[E:.*]] = math.exp %[[B]]
+// DCE-NEXT: soac.yield %[[E]] : f32
+// DCE: %[[R:.*]] = soac.map ins(%[[X]] : tensor<?xf32>) -> tensor<?xf32> {
+// DCE-NEXT: ^bb0(%{{.*}}: f32):
+// DCE-NEXT: soac.yield %[[S]] : f32
+// DCE: return %[[M]], %[[X]], %[[R]]
+func.func @shrink_maps(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: f32) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %m:3 = soac.map ins(%x, %y : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>, tensor<?xf32>, tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %b : f32
+    %l = math.log %b : f32
+    soac.yield %e, %a, %l : f32, f32, f32
+  }
+  %sq = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %p = arith.mulf %a, %a : f32
+    soac.yield %p : f32
+  }
+  %rep = soac.map ins(%sq : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%unused: f32):
+    soac.yield %s : f32
+  }
+  return %m#0, %m#1, %rep : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}

@@ -1,0 +1,137 @@
+//===- SoacCanonicalize.cpp - simplifications of soac.map -----------------===//
+//
+// Derivatives produce maps with rows nobody reads and inputs read only for
+// their size; these patterns (part of canonicalize) shrink them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/SoacOps.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace soac;
+
+namespace {
+
+/// Rebuilds `map` keeping the inputs and results marked in `keepInputs` and
+/// `keepResults`; replaces the kept results and returns the new op.
+MapOp rebuild(PatternRewriter &rewriter, MapOp map, ArrayRef<bool> keepInputs,
+              ArrayRef<bool> keepResults) {
+  SmallVector<Value> inputs;
+  for (auto [input, keep] : llvm::zip(map.getInputs(), keepInputs))
+    if (keep)
+      inputs.push_back(input);
+  SmallVector<Type> types;
+  for (auto [type, keep] : llvm::zip(map.getResultTypes(), keepResults))
+    if (keep)
+      types.push_back(type);
+  auto replacement = MapOp::create(rewriter, map.getLoc(), types, inputs);
+  Block &oldBody = map.getBody().front();
+  Block *body = rewriter.createBlock(&replacement.getBody());
+  IRMapping mapping;
+  for (auto [arg, keep] : llvm::zip(oldBody.getArguments(), keepInputs))
+    if (keep)
+      mapping.map(arg, body->addArgument(arg.getType(), arg.getLoc()));
+  for (Operation &op : oldBody.without_terminator())
+    rewriter.clone(op, mapping);
+  SmallVector<Value> yielded;
+  for (auto [value, keep] :
+       llvm::zip(oldBody.getTerminator()->getOperands(), keepResults))
+    if (keep)
+      yielded.push_back(mapping.lookupOrDefault(value));
+  YieldOp::create(rewriter, map.getLoc(), yielded);
+
+  SmallVector<Value> replacements;
+  auto next = replacement.getResults().begin();
+  for (auto [result, keep] : llvm::zip(map.getResults(), keepResults))
+    replacements.push_back(keep ? Value(*next++) : Value());
+  for (auto [result, value] : llvm::zip(map.getResults(), replacements))
+    if (value)
+      rewriter.replaceAllUsesWith(result, value);
+  rewriter.eraseOp(map);
+  return replacement;
+}
+
+/// Results nobody uses, and inputs whose rows the body never reads (one input
+/// stays, for the outer size).
+struct DropUnusedMapOperands : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    Block &body = map.getBody().front();
+    SmallVector<bool> keepResults = llvm::map_to_vector(
+        map.getResults(), [](Value r) { return !r.use_empty(); });
+    SmallVector<bool> keepInputs = llvm::map_to_vector(
+        body.getArguments(), [](Value arg) { return !arg.use_empty(); });
+    if (llvm::none_of(keepInputs, [](bool keep) { return keep; }))
+      keepInputs.front() = true;
+    bool dropsSomething = llvm::is_contained(keepResults, false) ||
+                          llvm::is_contained(keepInputs, false);
+    if (!dropsSomething || llvm::none_of(keepResults, [](bool k) { return k; }))
+      return failure(); // (a map without used results is dead code already)
+    rebuild(rewriter, map, keepInputs, keepResults);
+    return success();
+  }
+};
+
+/// A result that yields an input's row unchanged is that input.
+struct ForwardIdentityRows : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    Block &body = map.getBody().front();
+    bool changed = false;
+    for (auto [result, yielded] :
+         llvm::zip(map.getResults(), body.getTerminator()->getOperands())) {
+      auto arg = dyn_cast<BlockArgument>(yielded);
+      if (!arg || arg.getOwner() != &body || result.use_empty())
+        continue;
+      Value input = map.getInputs()[arg.getArgNumber()];
+      if (input.getType() != result.getType())
+        continue;
+      rewriter.replaceAllUsesWith(result, input);
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// An input read only for its size can be any tensor of the same outer
+/// size: take the one the producing map read, so that the producer may die.
+struct ReadSizeUpstream : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    if (map.getInputs().size() != 1 ||
+        !map.getBody().front().getArgument(0).use_empty())
+      return failure();
+    auto producer = map.getInputs()[0].getDefiningOp<MapOp>();
+    if (!producer)
+      return failure();
+    Value upstream = producer.getInputs()[0];
+    auto type = cast<RankedTensorType>(upstream.getType());
+    Block &body = map.getBody().front();
+    rewriter.modifyOpInPlace(map, [&] {
+      map.getInputsMutable().assign(upstream);
+      body.getArgument(0).setType(type.getRank() == 1
+                                      ? type.getElementType()
+                                      : Type(RankedTensorType::get(
+                                            type.getShape().drop_front(),
+                                            type.getElementType())));
+    });
+    return success();
+  }
+};
+
+} // namespace
+
+void MapOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<DropUnusedMapOperands, ForwardIdentityRows, ReadSizeUpstream>(
+      context);
+}
