@@ -87,6 +87,11 @@ public:
   /// inactive). The adjoint of a free value is kept apart, for the owner of
   /// the scope to combine over its iterations.
   void accumulate(mlir::Value original, mlir::Value contribution);
+  /// Starts the adjoint of free value `original` from `initial` (a loop's
+  /// carried accumulator), so that contributions update it in place.
+  void seedOuterAdjoint(mlir::Value original, mlir::Value initial) {
+    outer[original] = initial;
+  }
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
   /// when the tensor is free in this scope, else written into its adjoint.
   void accumulateAt(mlir::Value original, mlir::ValueRange indices,

@@ -8,6 +8,7 @@
 
 #include "dialect/SoacOps.h"
 #include "passes/Passes.h"
+#include "passes/Rows.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -206,42 +207,10 @@ private:
         }
   }
 
-public:
-  /// Row `i` of a materialized tensor: an element, or a rank-reduced slice.
-  static Value extractRow(ImplicitLocOpBuilder &b, Value tensor, Value i) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    if (type.getRank() == 1)
-      return tensor::ExtractOp::create(b, tensor, ValueRange{i});
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    offsets[0] = i;
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(b, b.getLoc(), tensor);
-    sizes[0] = b.getIndexAttr(1);
-    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    auto rowType = RankedTensorType::get(type.getShape().drop_front(),
-                                         type.getElementType());
-    return tensor::ExtractSliceOp::create(b, rowType, tensor, offsets, sizes,
-                                          strides);
-  }
-
 private:
   SmallVector<Value> tensors;
   Operation *consumer;
 };
-
-/// Writes `row` as row `i` of `dest` (tensor.insert or tensor.insert_slice).
-Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i) {
-  auto rowTensor = dyn_cast<RankedTensorType>(row.getType());
-  if (!rowTensor)
-    return tensor::InsertOp::create(b, row, dest, ValueRange{i});
-  auto destType = cast<RankedTensorType>(dest.getType());
-  SmallVector<OpFoldResult> offsets(destType.getRank(), b.getIndexAttr(0));
-  offsets[0] = i;
-  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
-  llvm::append_range(sizes, tensor::getMixedSizes(b, b.getLoc(), row));
-  SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(b, row, dest, offsets, sizes, strides);
-}
 
 /// `tensor.empty` of `type` whose outer size is `outer` and whose other
 /// dynamic sizes are `innerSizes` (in order).
@@ -711,7 +680,7 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
         [&](ImplicitLocOpBuilder &ib, ValueRange dests, ValueRange values,
             Value index) {
           SmallVector<Value> args = llvm::map_to_vector(dests, [&](Value bin) {
-            return RowReader::extractRow(ib, bin, index);
+            return extractRow(ib, bin, index);
           });
           llvm::append_range(args, values);
           SmallVector<Value> written;

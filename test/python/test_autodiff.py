@@ -297,3 +297,41 @@ def test_ops_without_rules_are_errors_at_their_location():
         soac.vjp(source, "f")
     with pytest.raises(soac.Error, match="grad needs @f to return one float scalar"):
         soac.grad(source, "f")
+
+
+LOOPS = """
+// x <- x * w + sin(x) for k steps, with a free tensor read inside the loop
+func.func @iterate(%x: tensor<?xf64>, %w: f64, %table: tensor<4xf64>, %k: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f64
+  %r:2 = scf.for %i = %c0 to %k step %c1 iter_args(%cur = %x, %acc = %zero) -> (tensor<?xf64>, f64) {
+    %j = arith.remui %i, %c3 : index
+    %t = tensor.extract %table[%j] : tensor<4xf64>
+    %next = soac.map ins(%cur : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64):
+      %m = arith.mulf %v, %w : f64
+      %s = math.sin %v : f64
+      %a = arith.addf %m, %s : f64
+      %b = arith.mulf %a, %t : f64
+      soac.yield %b : f64
+    }
+    %s = soac.reduce ins(%next : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%p: f64, %q: f64):
+      %u = arith.addf %p, %q : f64
+      soac.yield %u : f64
+    }
+    %acc2 = arith.addf %acc, %s : f64
+    scf.yield %next, %acc2 : tensor<?xf64>, f64
+  }
+  return %r#1 : f64
+}
+"""
+
+
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_scf_for_with_checkpoints(steps):
+    x = rng.standard_normal(6)
+    table = rng.uniform(0.5, 1.0, 4)
+    check_vjp(LOOPS, "iterate", [x, np.float64(0.9), table, steps], wrt=[0, 1, 2])
