@@ -8,14 +8,20 @@
 // reduce: per component of the operator: + replicates ȳ; * uses the product
 //         of the non-zero elements and the count of zeros (exact at zeros);
 //         min/max send ȳ to the first arg-extremum.
+// scan:   + : x̄ is the reversed suffix sum of ȳ.
+// scatter: v̄s gathers ȳ at the indices (0 out of range); dest̄ is ȳ with the
+//         written rows zeroed.
+// reduce_by_index (+): dest̄ += ȳ, v̄ᵢ += ȳ[isᵢ] (0 out of range).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/AutoDiff/Builders.h"
 #include "passes/AutoDiff/RuleModel.h"
+#include "passes/Rows.h"
 
 #include "dialect/SoacOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
@@ -145,11 +151,12 @@ namespace {
 
 enum class Combine { Add, Mul, Max, Min, Other };
 
-/// How component `j` of a reduction operator combines: yield #j must be one
-/// recognized op applied to exactly (accumulator j, value j).
-Combine componentKind(ReduceOp reduce, unsigned j) {
-  Block &block = reduce.getBody().front();
-  unsigned k = reduce.getInits().size();
+/// How component `j` of an operator region (2k arguments, k yields)
+/// combines: yield #j must be one recognized op applied to exactly
+/// (accumulator j, value j).
+Combine componentKind(Region &region, unsigned j) {
+  Block &block = region.front();
+  unsigned k = block.getNumArguments() / 2;
   Value result = block.getTerminator()->getOperand(j);
   Operation *def = result.getDefiningOp();
   if (!def || def->getBlock() != &block || def->getNumOperands() != 2)
@@ -253,7 +260,7 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
     Value x = reduce.getInputs()[j], init = reduce.getInits()[j];
     if (!bar || (!a.isActive(x) && !a.isActive(init)))
       continue;
-    Combine kind = componentKind(reduce, j);
+    Combine kind = componentKind(reduce.getBody(), j);
     bool scalarRows = !isa<RankedTensorType>(bar.getType());
     if (kind == Combine::Add) {
       // Every element contributed with weight 1.
@@ -279,9 +286,110 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
   return success();
 }
 
+namespace {
+
+/// Rows of `tensor` gathered at `indices` (index, i32 or i64), zero rows for
+/// indices out of range.
+Value gatherRows(AdjointBuilder &a, Value tensor, Value indices) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value size = outerSize(b, tensor);
+  return buildMap(b, indices, [&](ImplicitLocOpBuilder &ib, ValueRange at) {
+    Value index = at[0];
+    if (!index.getType().isIndex())
+      index = arith::IndexCastOp::create(ib, ib.getIndexType(), index);
+    Value inRange = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, index, size);
+    Type row = rowType(tensor.getType());
+    auto read = scf::IfOp::create(ib, row, inRange, true, true);
+    {
+      OpBuilder::InsertionGuard guard(ib);
+      ib.setInsertionPointToStart(read.thenBlock());
+      scf::YieldOp::create(ib, extractRow(ib, tensor, index));
+      ib.setInsertionPointToStart(read.elseBlock());
+      Value zeros = isa<RankedTensorType>(row)
+                        ? a.zerosLike(extractRow(ib, tensor, arith::ConstantIndexOp::create(ib, 0)))
+                        : floatConstant(ib, row, 0.0);
+      scf::YieldOp::create(ib, zeros);
+    }
+    return SmallVector<Value>{read.getResult(0)};
+  })[0];
+}
+
+} // namespace
+
+LogicalResult reverseOf(ScanOp scan, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  for (unsigned j = 0; j < scan.getInits().size(); ++j) {
+    Value bar = a.adjoint(scan.getResult(j));
+    Value x = scan.getInputs()[j];
+    if (!bar || !a.isActive(x))
+      continue;
+    if (componentKind(scan.getBody(), j) != Combine::Add ||
+        isa<RankedTensorType>(rowType(bar.getType())))
+      return scan.emitOpError()
+             << "has an operator whose reverse-mode rule is not implemented "
+                "yet (component #"
+             << j << "): supported is + on scalars";
+    // x̄[i] = Σ_{k >= i} ȳ[k]: a scan of ȳ reversed, reversed back.
+    Value n = outerSize(b, bar);
+    Value last = arith::SubIOp::create(b, n, arith::ConstantIndexOp::create(b, 1));
+    auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
+    Value iota = IotaOp::create(b, indexTensor, n);
+    auto reversed = [&](Value tensor) {
+      return buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange i) {
+        Value mirror = arith::SubIOp::create(ib, last, i[0]);
+        return SmallVector<Value>{extractRow(ib, tensor, mirror)};
+      })[0];
+    };
+    Value zero = floatConstant(b, rowType(bar.getType()), 0.0);
+    auto sums = ScanOp::create(b, TypeRange{bar.getType()}, ValueRange{reversed(bar)},
+                               ValueRange{zero});
+    Block *block = b.createBlock(&sums.getBody(), {}, {zero.getType(), zero.getType()},
+                                 {b.getLoc(), b.getLoc()});
+    YieldOp::create(b, ValueRange{arith::AddFOp::create(b, block->getArgument(0),
+                                                        block->getArgument(1))});
+    b.setInsertionPointAfter(sums);
+    a.accumulate(x, reversed(sums.getResult(0)));
+    if (a.isActive(scan.getInits()[j]))
+      a.accumulate(scan.getInits()[j], buildSumAll(b, bar));
+  }
+  return success();
+}
+
+LogicalResult reverseOf(ScatterOp scatter, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value bar = a.adjoint(scatter.getResult());
+  Value indices = a.primal(scatter.getIndices());
+  if (a.isActive(scatter.getValues()))
+    a.accumulate(scatter.getValues(), gatherRows(a, bar, indices));
+  if (a.isActive(scatter.getDest())) {
+    Value zeros = a.zerosLike(a.primal(scatter.getValues()));
+    a.accumulate(scatter.getDest(),
+                 ScatterOp::create(b, bar.getType(), bar, indices, zeros));
+  }
+  return success();
+}
+
+LogicalResult reverseOf(ReduceByIndexOp histogram, AdjointBuilder &a) {
+  Value indices = a.primal(histogram.getIndices());
+  for (unsigned j = 0; j < histogram.getDests().size(); ++j) {
+    Value bar = a.adjoint(histogram.getResult(j));
+    if (!bar)
+      continue;
+    if (componentKind(histogram.getBody(), j) != Combine::Add)
+      return histogram.emitOpError()
+             << "has an operator whose reverse-mode rule is not implemented "
+                "yet (component #"
+             << j << "): supported is +";
+    a.accumulate(histogram.getDests()[j], bar);
+    if (a.isActive(histogram.getValues()[j]))
+      a.accumulate(histogram.getValues()[j], gatherRows(a, bar, indices));
+  }
+  return success();
+}
+
 void registerSoacRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, SoacDialect *) {
-    attachRules<MapOp, ReduceOp>(context);
+    attachRules<MapOp, ReduceOp, ScanOp, ScatterOp, ReduceByIndexOp>(context);
   });
 }
 

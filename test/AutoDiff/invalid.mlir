@@ -1,11 +1,10 @@
 // RUN: soac-opt %s --soac-autodiff --split-input-file --verify-diagnostics
 
 func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {
-  %zero = arith.constant 0.0 : f64
-  // expected-error @+1 {{'soac.scan' op has no reverse-mode derivative rule (soac-autodiff)}}
-  %r = soac.scan ins(%x : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
-  ^bb0(%a: f64, %b: f64):
-    %t = arith.addf %a, %b : f64
+  %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64):
+    // expected-error @+1 {{'math.atan2' op has no reverse-mode derivative rule (soac-autodiff)}}
+    %t = math.atan2 %a, %a : f64
     soac.yield %t : f64
   }
   return %r : tensor<?xf64>
@@ -58,4 +57,21 @@ func.func @g(%x: f64, %t: f64) -> f64 {
   // expected-error @+1 {{'soac.jvp' op forward mode is not implemented yet}}
   %r:2 = soac.jvp @f(%x, %t) : (f64, f64) -> (f64, f64)
   return %r#1 : f64
+}
+
+// -----
+
+func.func @running_max(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet (component #0): supported is + on scalars}}
+  %r = soac.scan ins(%x : tensor<?xf64>) init(%ninf : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.maximumf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @g(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:2 = soac.vjp @running_max(%x, %c) : (tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
 }

@@ -285,15 +285,14 @@ def test_second_derivative_by_nesting():
 def test_ops_without_rules_are_errors_at_their_location():
     source = """
     func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {
-      %zero = arith.constant 0.0 : f64
-      %r = soac.scan ins(%x : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
-      ^bb0(%a: f64, %b: f64):
-        %t = arith.addf %a, %b : f64
+      %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+      ^bb0(%a: f64):
+        %t = math.atan2 %a, %a : f64
         soac.yield %t : f64
       }
       return %r : tensor<?xf64>
     }"""
-    with pytest.raises(soac.LoweringError, match=r"-:4:12: error: 'soac.scan' op has no reverse-mode derivative rule"):
+    with pytest.raises(soac.LoweringError, match=r"-:5:14: error: 'math.atan2' op has no reverse-mode derivative rule"):
         soac.vjp(source, "f")
     with pytest.raises(soac.Error, match="grad needs @f to return one float scalar"):
         soac.grad(source, "f")
@@ -335,3 +334,58 @@ def test_scf_for_with_checkpoints(steps):
     x = rng.standard_normal(6)
     table = rng.uniform(0.5, 1.0, 4)
     check_vjp(LOOPS, "iterate", [x, np.float64(0.9), table, steps], wrt=[0, 1, 2])
+
+
+SCANS_AND_SCATTERS = """
+func.func @cumsum(%x: tensor<?xf64>, %w: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %sq = soac.map ins(%x, %w : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.mulf %a, %b : f64
+    %s = math.sin %m : f64
+    soac.yield %s : f64
+  }
+  %r = soac.scan ins(%sq : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+func.func @scatter(%dest: tensor<?xf64>, %idx: tensor<?xi64>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %e = soac.map ins(%v : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64):
+    %t = math.tanh %a : f64
+    soac.yield %t : f64
+  }
+  %r = soac.scatter dest(%dest : tensor<?xf64>) indices(%idx : tensor<?xi64>) ins(%e : tensor<?xf64>) -> tensor<?xf64>
+  return %r : tensor<?xf64>
+}
+
+func.func @histogram(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %sq = soac.map ins(%v : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64):
+    %t = arith.mulf %a, %a : f64
+    soac.yield %t : f64
+  }
+  %r = soac.reduce_by_index dest(%dest : tensor<?xf64>) indices(%idx : tensor<?xindex>) ins(%sq : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 6, 30])
+def test_scan_scatter_and_histogram_rules(n):
+    check_vjp(SCANS_AND_SCATTERS, "cumsum", [rng.standard_normal(n), rng.standard_normal(n)])
+    bins = n + 3
+    # unique targets (the written value of a duplicate is unspecified), some out of range
+    targets = rng.permutation(bins + 4)[:n].astype(np.int64) - 2
+    check_vjp(SCANS_AND_SCATTERS, "scatter", [rng.standard_normal(bins), targets, rng.standard_normal(n)], wrt=[0, 2])
+    indices = rng.integers(-1, 5, 3 * n)  # duplicates and out-of-range indices
+    check_vjp(SCANS_AND_SCATTERS, "histogram", [rng.standard_normal(4), indices, rng.standard_normal(3 * n)], wrt=[0, 2])
