@@ -87,11 +87,22 @@ SmallVector<Value> buildReduce(ImplicitLocOpBuilder &b, ValueRange inputs,
 Value buildScatterAdd(ImplicitLocOpBuilder &b, Value dest, Value indices,
                       Value values) {
   Type row = rowType(dest.getType());
-  Value zero = floatConstant(b, row, 0.0);
+  Value zero;
+  if (auto rowTensor = dyn_cast<RankedTensorType>(row)) {
+    // A neutral row: zeros shaped like dest's rows.
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < rowTensor.getRank(); ++d)
+      if (rowTensor.isDynamicDim(d))
+        dynamic.push_back(tensor::DimOp::create(b, dest, d + 1));
+    zero = tensor::SplatOp::create(
+        b, floatConstant(b, rowTensor.getElementType(), 0.0), rowTensor, dynamic);
+  } else {
+    zero = floatConstant(b, row, 0.0);
+  }
   Block *block = buildBody(b, {row, row},
                            [](ImplicitLocOpBuilder &ib, ValueRange args)
                                -> SmallVector<Value> {
-                             return {arith::AddFOp::create(ib, args[0], args[1])};
+                             return {buildAdd(ib, args[0], args[1])};
                            });
   auto histogram = ReduceByIndexOp::create(b, TypeRange{dest.getType()},
                                            ValueRange{dest}, indices,

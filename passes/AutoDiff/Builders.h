@@ -33,7 +33,8 @@ llvm::SmallVector<mlir::Value> buildReduce(mlir::ImplicitLocOpBuilder &b,
                                            mlir::ValueRange inits,
                                            BodyBuilder op);
 
-/// soac.reduce_by_index (+) of `values` into `dest` at `indices`.
+/// soac.reduce_by_index (+) of the rows of `values` into `dest` at `indices`
+/// (scalar rows, or tensor rows added elementwise).
 mlir::Value buildScatterAdd(mlir::ImplicitLocOpBuilder &b, mlir::Value dest,
                             mlir::Value indices, mlir::Value values);
 

@@ -3,6 +3,7 @@
 
 #include "dialect/SoacOps.h"
 #include "passes/AutoDiff/Builders.h"
+#include "passes/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -119,10 +120,18 @@ void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
     return;
   }
   Value current = adjointOrZero(original);
+  if (indices.size() == 1 && isa<RankedTensorType>(value.getType())) {
+    Value row = extractRow(b, current, indices[0]);
+    replaceAdjoint(original, insertRow(b, add(row, value), current, indices[0]));
+    return;
+  }
   Value old = tensor::ExtractOp::create(b, current, indices);
   Value sum = arith::AddFOp::create(b, old, value);
-  Value updated = tensor::InsertOp::create(b, sum, current, indices);
-  (free ? outer[original] : adjoints[original]) = updated;
+  replaceAdjoint(original, tensor::InsertOp::create(b, sum, current, indices));
+}
+
+void AdjointBuilder::replaceAdjoint(Value original, Value updated) {
+  (isOuter(original) ? outer[original] : adjoints[original]) = updated;
 }
 
 void AdjointBuilder::reexecute(Block &source) {

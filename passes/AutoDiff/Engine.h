@@ -94,8 +94,12 @@ public:
   }
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
   /// when the tensor is free in this scope, else written into its adjoint.
+  /// With one index into a tensor of rank > 1, `value` is a whole row.
   void accumulateAt(mlir::Value original, mlir::ValueRange indices,
                     mlir::Value value);
+  /// Replaces the adjoint of `original` by an updated version of it (for
+  /// rules that update part of a tensor's adjoint in place).
+  void replaceAdjoint(mlir::Value original, mlir::Value updated);
 
   /// Re-executes the ops of `block` (not its terminator); its arguments must
   /// have been mapped.

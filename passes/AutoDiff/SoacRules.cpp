@@ -46,15 +46,15 @@ void accumulateRowSum(AdjointBuilder &a, Value original, Value perRow) {
   a.accumulate(original, total);
 }
 
-/// Adds `values` at `indices` (one index tensor per dimension) to the adjoint
-/// of tensor `original`: reduce_by_index (+), on the flattened tensor when it
-/// has several dimensions.
+/// Adds `values` at `indices` to the adjoint of tensor `original`:
+/// reduce_by_index (+) of elements or rows (one index tensor), or of elements
+/// of the flattened tensor (one index tensor per dimension).
 void accumulateScatter(AdjointBuilder &a, Value original,
                        ArrayRef<Value> indices, Value values) {
   ImplicitLocOpBuilder &b = a.builder();
   Value zeros = a.zerosLike(a.primal(original));
   auto type = cast<RankedTensorType>(zeros.getType());
-  if (type.getRank() == 1) {
+  if (indices.size() == 1) { // elements of a vector, or rows
     a.accumulate(original, buildScatterAdd(b, zeros, indices[0], values));
     return;
   }

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -65,6 +66,87 @@ LogicalResult reverseOf(tensor::FromElementsOp op, AdjointBuilder &a) {
   return success();
 }
 
+namespace {
+/// A slice that is row `i` of its source: offsets (i, 0, ...), sizes (1, the
+/// whole rows), unit strides, the outer dimension dropped.
+std::optional<Value> rowOfSlice(tensor::ExtractSliceOp slice) {
+  auto source = slice.getSourceType();
+  if (slice.getType().getRank() != source.getRank() - 1 || !slice.hasUnitStride())
+    return std::nullopt;
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  if (getConstantIntValue(sizes[0]) != 1)
+    return std::nullopt;
+  for (int64_t d = 1; d < source.getRank(); ++d) {
+    if (getConstantIntValue(offsets[d]) != 0)
+      return std::nullopt;
+    bool whole = source.isDynamicDim(d)
+                     ? isa<Value>(sizes[d]) &&
+                           [&] {
+                             auto dim = cast<Value>(sizes[d]).getDefiningOp<tensor::DimOp>();
+                             return dim && dim.getSource() == slice.getSource() &&
+                                    getConstantIntValue(dim.getIndex()) == d;
+                           }()
+                     : getConstantIntValue(sizes[d]) == source.getDimSize(d);
+    if (!whole)
+      return std::nullopt;
+  }
+  if (auto offset = dyn_cast<Value>(offsets[0]))
+    return offset;
+  return std::nullopt;
+}
+
+SmallVector<OpFoldResult> primalMixed(AdjointBuilder &a, ArrayRef<OpFoldResult> values) {
+  return llvm::map_to_vector(values, [&](OpFoldResult value) -> OpFoldResult {
+    if (auto v = dyn_cast<Value>(value))
+      return a.primal(v);
+    return value;
+  });
+}
+} // namespace
+
+/// A row read is an indexed read of a row (sparse in SOAC bodies); any other
+/// slice adds the adjoint into the same slice of the source's adjoint.
+LogicalResult reverseOf(tensor::ExtractSliceOp op, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value bar = a.adjoint(op.getResult());
+  if (!a.isActive(op.getSource()))
+    return success();
+  if (std::optional<Value> row = rowOfSlice(op)) {
+    a.accumulateAt(op.getSource(), a.primal(*row), bar);
+    return success();
+  }
+  SmallVector<OpFoldResult> offsets = primalMixed(a, op.getMixedOffsets());
+  SmallVector<OpFoldResult> sizes = primalMixed(a, op.getMixedSizes());
+  SmallVector<OpFoldResult> strides = primalMixed(a, op.getMixedStrides());
+  Value current = a.adjointOrZero(op.getSource());
+  Value old = tensor::ExtractSliceOp::create(b, op.getType(), current, offsets,
+                                             sizes, strides);
+  Value sum = a.add(old, bar);
+  a.replaceAdjoint(op.getSource(), tensor::InsertSliceOp::create(
+                                       b, sum, current, offsets, sizes, strides));
+  return success();
+}
+
+/// r = insert_slice s into d: s̄ += the slice of r̄, d̄ += r̄ with the slice zeroed.
+LogicalResult reverseOf(tensor::InsertSliceOp op, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value bar = a.adjoint(op.getResult());
+  SmallVector<OpFoldResult> offsets = primalMixed(a, op.getMixedOffsets());
+  SmallVector<OpFoldResult> sizes = primalMixed(a, op.getMixedSizes());
+  SmallVector<OpFoldResult> strides = primalMixed(a, op.getMixedStrides());
+  if (a.isActive(op.getSource()))
+    a.accumulate(op.getSource(),
+                 tensor::ExtractSliceOp::create(b, op.getSourceType(), bar,
+                                                offsets, sizes, strides));
+  if (a.isActive(op.getDest())) {
+    Value zeros = a.zerosLike(a.primal(op.getSource()));
+    a.accumulate(op.getDest(), tensor::InsertSliceOp::create(
+                                   b, zeros, bar, offsets, sizes, strides));
+  }
+  return success();
+}
+
 LogicalResult reverseOf(tensor::CastOp op, AdjointBuilder &a) {
   a.accumulate(op.getSource(),
                tensor::CastOp::create(a.builder(), op.getSource().getType(),
@@ -75,7 +157,8 @@ LogicalResult reverseOf(tensor::CastOp op, AdjointBuilder &a) {
 void registerTensorRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
     attachRules<tensor::ExtractOp, tensor::InsertOp, tensor::SplatOp,
-                tensor::FromElementsOp, tensor::CastOp>(context);
+                tensor::FromElementsOp, tensor::CastOp, tensor::ExtractSliceOp,
+                tensor::InsertSliceOp>(context);
   });
 }
 

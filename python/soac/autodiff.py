@@ -31,7 +31,7 @@ from mlir.dialects import arith, func
 
 from . import builders
 from .compiler import CpuOptions, _as_module, compile
-from .diagnostics import diagnostic_lines
+from .diagnostics import diagnostic_lines, verify
 from .errors import Error, LoweringError
 from .runtime.abi import CompiledFunction
 
@@ -92,6 +92,7 @@ def _derive(module, function: str, wrt, options: CpuOptions, *, scalar_seed: boo
                 raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
         name = _fresh_name(copy, f"{function}_{'grad' if scalar_seed else 'vjp'}")
         _add_wrapper(copy, callee, name, wrt, scalar_seed)
+        verify(copy)  # e.g. wrt naming an integer argument
         try:
             passmanager.PassManager.parse("builtin.module(soac-autodiff,canonicalize,cse)").run(copy.operation)
         except ir.MLIRError as error:

@@ -298,6 +298,11 @@ def test_ops_without_rules_are_errors_at_their_location():
         soac.grad(source, "f")
 
 
+def test_wrt_must_name_float_arguments():
+    with pytest.raises(soac.VerificationError, match=r"cannot differentiate @gather_squares with respect to argument #1 of type 'tensor<\?xindex>'"):
+        soac.vjp(PROGRAMS, "gather_squares")
+
+
 LOOPS = """
 // x <- x * w + sin(x) for k steps, with a free tensor read inside the loop
 func.func @iterate(%x: tensor<?xf64>, %w: f64, %table: tensor<4xf64>, %k: index) -> f64 {
@@ -389,3 +394,52 @@ def test_scan_scatter_and_histogram_rules(n):
     check_vjp(SCANS_AND_SCATTERS, "scatter", [rng.standard_normal(bins), targets, rng.standard_normal(n)], wrt=[0, 2])
     indices = rng.integers(-1, 5, 3 * n)  # duplicates and out-of-range indices
     check_vjp(SCANS_AND_SCATTERS, "histogram", [rng.standard_normal(4), indices, rng.standard_normal(3 * n)], wrt=[0, 2])
+
+
+SLICES = """
+// rows of a free matrix picked by data (a row read: sparse, row by row)
+func.func @pick_rows(%m: tensor<?x?xf64>, %rows: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%rows : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %n = tensor.dim %m, %c1 : tensor<?x?xf64>
+    %row = tensor.extract_slice %m[%i, 0] [1, %n] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
+    %p = soac.map ins(%row, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.mulf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %s = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %q = arith.mulf %s, %s : f64
+    soac.yield %q : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// a block read and a block write at the top level
+func.func @blocks(%m: tensor<4x5xf64>, %b: tensor<2x2xf64>) -> tensor<4x5xf64> {
+  %blk = tensor.extract_slice %m[1, 2] [2, 2] [1, 2] : tensor<4x5xf64> to tensor<2x2xf64>
+  %sum = soac.map ins(%blk, %b : tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64> {
+  ^bb0(%r1: tensor<2xf64>, %r2: tensor<2xf64>):
+    %s = soac.map ins(%r1, %r2 : tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64> {
+    ^bb0(%x: f64, %y: f64):
+      %t = arith.mulf %x, %y : f64
+      %u = math.exp %t : f64
+      soac.yield %u : f64
+    }
+    soac.yield %s : tensor<2xf64>
+  }
+  %r = tensor.insert_slice %sum into %m[0, 0] [2, 2] [2, 1] : tensor<2x2xf64> into tensor<4x5xf64>
+  return %r : tensor<4x5xf64>
+}
+"""
+
+
+def test_slice_rules():
+    check_vjp(SLICES, "pick_rows", [rng.standard_normal((4, 3)), rng.integers(0, 4, 7), rng.standard_normal(3)], wrt=[0, 2])
+    check_vjp(SLICES, "blocks", [rng.standard_normal((4, 5)), rng.standard_normal((2, 2))])
