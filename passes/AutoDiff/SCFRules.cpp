@@ -187,9 +187,180 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   return success();
 }
 
+namespace {
+
+/// Clones the ops of `block` with `args` bound to its arguments (free values
+/// read through `a`); returns the mapped operands of its terminator.
+SmallVector<Value> cloneBlock(ImplicitLocOpBuilder &b, AdjointBuilder &a,
+                              Block &block, ValueRange args) {
+  IRMapping mapping;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(*block.getParent(), captured);
+  for (Value value : captured)
+    mapping.map(value, a.primal(value));
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  return llvm::map_to_vector(block.getTerminator()->getOperands(),
+                             [&](Value v) { return mapping.lookupOrDefault(v); });
+}
+
+/// The active values read inside `op`'s regions from outside.
+SmallVector<Value> activeFreeValues(Operation *op, AdjointBuilder &a) {
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  SmallVector<Value> free;
+  for (Value value : captured)
+    if (a.isActive(value))
+      free.push_back(value);
+  return free;
+}
+
+} // namespace
+
+/// A while loop: count its iterations, then run it again as a for loop that
+/// saves the carried values before each test (one checkpoint per iteration,
+/// and one for the final test), and sweep it backwards: the final test, then
+/// each iteration's body and test, restored and re-executed.
+LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Block &before = loop.getBefore().front(), &after = loop.getAfter().front();
+  auto condition = cast<scf::ConditionOp>(before.getTerminator());
+  SmallVector<Value> inits = llvm::map_to_vector(
+      loop.getInits(), [&](Value v) { return a.primal(v); });
+  size_t n = inits.size();
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+
+  // How many times the body runs.
+  SmallVector<Value> counted(inits);
+  counted.push_back(zero);
+  SmallVector<Type> countedTypes(ValueRange(counted).getTypes());
+  auto count = scf::WhileOp::create(b, countedTypes, counted);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *test = b.createBlock(&count.getBefore(), {}, countedTypes,
+                                SmallVector<Location>(n + 1, b.getLoc()));
+    SmallVector<Value> tested =
+        cloneBlock(b, a, before, test->getArguments().take_front(n));
+    SmallVector<Value> forwarded(ArrayRef<Value>(tested).drop_front());
+    forwarded.push_back(test->getArgument(n));
+    scf::ConditionOp::create(b, tested[0], forwarded);
+    SmallVector<Type> forwardedTypes(ValueRange(forwarded).getTypes());
+    Block *step = b.createBlock(&count.getAfter(), {}, forwardedTypes,
+                                SmallVector<Location>(forwardedTypes.size(), b.getLoc()));
+    SmallVector<Value> next = cloneBlock(
+        b, a, after, step->getArguments().drop_back());
+    next.push_back(arith::AddIOp::create(b, step->getArguments().back(), one));
+    scf::YieldOp::create(b, next);
+  }
+  Value trips = count.getResults().back();
+  Value tests = arith::AddIOp::create(b, trips, one);
+
+  // Checkpoints of the carried values before each of the trips + 1 tests.
+  SmallVector<Value> recordState(inits);
+  for (Value init : inits)
+    recordState.push_back(emptyRows(b, tests, init));
+  auto record = scf::ForOp::create(
+      b, zero, tests, one, recordState,
+      [&](OpBuilder &nested, Location loc, Value k, ValueRange state) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> next;
+        SmallVector<Value> saved;
+        for (auto [value, store] : llvm::zip(state.take_front(n), state.drop_front(n)))
+          saved.push_back(insertRow(ib, value, store, k));
+        Value last = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, k, trips);
+        auto iterate = scf::IfOp::create(ib, TypeRange(state.take_front(n)), last, true, true);
+        {
+          OpBuilder::InsertionGuard guard(ib);
+          ib.setInsertionPointToStart(iterate.thenBlock());
+          scf::YieldOp::create(ib, state.take_front(n));
+          ib.setInsertionPointToStart(iterate.elseBlock());
+          SmallVector<Value> tested = cloneBlock(ib, a, before, state.take_front(n));
+          scf::YieldOp::create(
+              ib, cloneBlock(ib, a, after, ArrayRef<Value>(tested).drop_front()));
+        }
+        llvm::append_range(next, iterate.getResults());
+        llvm::append_range(next, saved);
+        scf::YieldOp::create(ib, next);
+      });
+  SmallVector<Value> checkpoints =
+      llvm::to_vector_of<Value>(record.getResults().drop_front(n));
+
+  SmallVector<Value> free = activeFreeValues(loop, a);
+  bool failedSweep = false;
+  /// Sweeps `block` (re-executed with `args`), seeding its terminator's
+  /// operands from `seeds` (positions `first`...); returns the adjoints of
+  /// its arguments and updates the free values' accumulators `freeAdjoints`.
+  auto sweepBlock = [&](ImplicitLocOpBuilder &ib, Block &block, ValueRange args,
+                        unsigned first, ValueRange seeds,
+                        SmallVector<Value> &freeAdjoints) {
+    AdjointBuilder scope(ib, a.activity(), block, &a, a.symbolTables(),
+                         /*sparseFreeReads=*/false);
+    for (auto [arg, value] : llvm::zip(block.getArguments(), args))
+      scope.mapPrimal(arg, value);
+    scope.reexecute(block);
+    Operation *terminator = block.getTerminator();
+    for (auto [position, seed] : llvm::enumerate(seeds))
+      scope.accumulate(terminator->getOperand(first + position), seed);
+    for (auto [value, adjoint] : llvm::zip(free, freeAdjoints))
+      scope.seedOuterAdjoint(value, adjoint);
+    if (failed(scope.sweep(block)))
+      failedSweep = true;
+    for (auto [value, adjoint] : llvm::zip(free, freeAdjoints))
+      adjoint = scope.outerAdjoints().lookup(value);
+    return llvm::map_to_vector(block.getArguments(), [&](Value arg) {
+      return scope.adjointOrZero(arg);
+    });
+  };
+
+  // The final test: the results are the values it forwards.
+  SmallVector<Value> freeAdjoints = llvm::map_to_vector(
+      free, [&](Value v) { return a.zerosLike(a.primal(v)); });
+  SmallVector<Value> resultSeeds = llvm::map_to_vector(
+      loop.getResults(), [&](Value r) { return a.adjointOrZero(r); });
+  SmallVector<Value> finalState = llvm::map_to_vector(
+      checkpoints, [&](Value store) { return extractRow(b, store, trips); });
+  SmallVector<Value> carried =
+      sweepBlock(b, before, finalState, 1, resultSeeds, freeAdjoints);
+  if (failedSweep)
+    return failure();
+
+  // Each iteration backwards: its body, then its test.
+  SmallVector<Value> state(carried);
+  llvm::append_range(state, freeAdjoints);
+  auto reverse = scf::ForOp::create(
+      b, zero, trips, one, state,
+      [&](OpBuilder &nested, Location loc, Value step, ValueRange adjoints) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value k = arith::SubIOp::create(
+            ib, arith::SubIOp::create(ib, trips, one), step);
+        SmallVector<Value> restored = llvm::map_to_vector(
+            checkpoints, [&](Value store) { return extractRow(ib, store, k); });
+        SmallVector<Value> tested = cloneBlock(ib, a, before, restored);
+        SmallVector<Value> freeState(adjoints.drop_front(n));
+        SmallVector<Value> forwarded = sweepBlock(
+            ib, after, ArrayRef<Value>(tested).drop_front(), 0,
+            adjoints.take_front(n), freeState);
+        SmallVector<Value> previous =
+            sweepBlock(ib, before, restored, 1, forwarded, freeState);
+        llvm::append_range(previous, freeState);
+        scf::YieldOp::create(ib, previous);
+      });
+  if (failedSweep)
+    return failure();
+  for (auto [init, adjoint] : llvm::zip(loop.getInits(), reverse.getResults()))
+    if (a.isActive(init))
+      a.accumulate(init, adjoint);
+  for (auto [value, adjoint] :
+       llvm::zip(free, reverse.getResults().drop_front(n)))
+    a.accumulate(value, adjoint);
+  return success();
+}
+
 void registerSCFRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, scf::SCFDialect *) {
-    attachRules<scf::IfOp, scf::ForOp>(context);
+    attachRules<scf::IfOp, scf::ForOp, scf::WhileOp>(context);
   });
 }
 

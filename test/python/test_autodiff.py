@@ -443,3 +443,52 @@ func.func @blocks(%m: tensor<4x5xf64>, %b: tensor<2x2xf64>) -> tensor<4x5xf64> {
 def test_slice_rules():
     check_vjp(SLICES, "pick_rows", [rng.standard_normal((4, 3)), rng.integers(0, 4, 7), rng.standard_normal(3)], wrt=[0, 2])
     check_vjp(SLICES, "blocks", [rng.standard_normal((4, 5)), rng.standard_normal((2, 2))])
+
+
+WHILE = """
+// repeat x <- x * w + sin(x) while the norm of x stays under a limit (at most 8
+// times); the test forwards 2 x, so the results are the doubled final values
+func.func @grow(%x: tensor<?xf64>, %w: f64, %limit: f64) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f64
+  %two = arith.constant 2.0 : f64
+  %r:2 = scf.while (%cur = %x, %i = %c0) : (tensor<?xf64>, index) -> (tensor<?xf64>, index) {
+    %norm = soac.reduce ins(%cur : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %sq = arith.mulf %b, %b : f64
+      %t = arith.addf %a, %sq : f64
+      soac.yield %t : f64
+    }
+    %small = arith.cmpf olt, %norm, %limit : f64
+    %more = arith.cmpi ult, %i, %c8 : index
+    %go = arith.andi %small, %more : i1
+    %doubled = soac.map ins(%cur : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64):
+      %d = arith.mulf %v, %two : f64
+      soac.yield %d : f64
+    }
+    scf.condition(%go) %doubled, %i : tensor<?xf64>, index
+  } do {
+  ^bb0(%d: tensor<?xf64>, %i: index):
+    %next = soac.map ins(%d : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64):
+      %h = arith.divf %v, %two : f64
+      %m = arith.mulf %h, %w : f64
+      %s = math.sin %h : f64
+      %a = arith.addf %m, %s : f64
+      soac.yield %a : f64
+    }
+    %j = arith.addi %i, %c1 : index
+    scf.yield %next, %j : tensor<?xf64>, index
+  }
+  return %r#0 : tensor<?xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("limit", [0.01, 3.0, 1e9])  # 0, a few, and the capped 8 iterations
+def test_scf_while_counts_its_iterations(limit):
+    x = rng.uniform(0.1, 0.3, 5)
+    check_vjp(WHILE, "grow", [x, np.float64(1.1), np.float64(limit)], wrt=[0, 1])
