@@ -167,6 +167,23 @@ LogicalResult AdjointBuilder::sweep(Block &source) {
   return success();
 }
 
+FailureOr<SmallVector<Value>> AdjointBuilder::pullBack(Block &source,
+                                                      ValueRange args,
+                                                      ValueRange seeds) {
+  AdjointBuilder scope(b, activityInfo, source, this, symbols);
+  for (auto [arg, value] : llvm::zip(source.getArguments(), args))
+    scope.mapPrimal(arg, value);
+  scope.reexecute(source);
+  for (auto [operand, seed] :
+       llvm::zip(source.getTerminator()->getOperands(), seeds))
+    scope.accumulate(operand, seed);
+  if (failed(scope.sweep(source)))
+    return failure();
+  return llvm::map_to_vector(source.getArguments(), [&](Value arg) {
+    return scope.adjointOrZero(arg);
+  });
+}
+
 Value AdjointBuilder::zerosLike(Value value) {
   Type type = value.getType();
   auto tensor = dyn_cast<RankedTensorType>(type);

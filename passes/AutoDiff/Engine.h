@@ -101,6 +101,12 @@ public:
   /// rules that update part of a tensor's adjoint in place).
   void replaceAdjoint(mlir::Value original, mlir::Value updated);
 
+  /// The adjoints of the arguments of `block` (an operator, without active
+  /// free values) run on `args`, given `seeds` for its terminator operands:
+  /// re-executed and swept in a nested scope at the insertion point.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  pullBack(mlir::Block &block, mlir::ValueRange args, mlir::ValueRange seeds);
+
   /// Re-executes the ops of `block` (not its terminator); its arguments must
   /// have been mapped.
   void reexecute(mlir::Block &block);

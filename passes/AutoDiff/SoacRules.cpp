@@ -7,7 +7,9 @@
 //         tensors summed by a reduce over rows.
 // reduce: per component of the operator: + replicates ȳ; * uses the product
 //         of the non-zero elements and the count of zeros (exact at zeros);
-//         min/max send ȳ to the first arg-extremum.
+//         min/max send ȳ to the first arg-extremum; any other associative
+//         operator: exclusive scans from both sides, then the pull-back of
+//         l ⊙ x ⊙ r per element.
 // scan:   + : x̄ is the reversed suffix sum of ȳ.
 // scatter: v̄s gathers ȳ at the indices (0 out of range); dest̄ is ȳ with the
 //         written rows zeroed.
@@ -24,6 +26,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 
@@ -253,15 +257,138 @@ void reverseExtremum(AdjointBuilder &a, Value x, Value init, Value result,
 
 } // namespace
 
+namespace {
+
+/// A copy of operator region `source` into `target`, with its two argument
+/// groups swapped when `flipped` (b ⊙' a = a ⊙ b).
+void cloneOperator(ImplicitLocOpBuilder &b, Region &source, Region &target,
+                   bool flipped) {
+  Block &block = source.front();
+  unsigned k = block.getNumArguments() / 2;
+  SmallVector<Type> types(block.getArgumentTypes());
+  OpBuilder::InsertionGuard guard(b);
+  Block *copy = b.createBlock(&target, {}, types,
+                              SmallVector<Location>(types.size(), b.getLoc()));
+  IRMapping mapping;
+  for (unsigned i = 0; i < 2 * k; ++i)
+    mapping.map(block.getArgument(i),
+                copy->getArgument(flipped ? (i + k) % (2 * k) : i));
+  for (Operation &op : block)
+    b.clone(op, mapping);
+}
+
+/// Any associative operator ⊙: with l the exclusive prefix and r the
+/// exclusive suffix of each element, y = l ⊙ x ⊙ r, so x̄ is the pull-back
+/// of ȳ through a ↦ (l ⊙ a) ⊙ r, computed per element in a map.
+LogicalResult reverseGeneralReduce(ReduceOp reduce, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Block &op = reduce.getBody().front();
+  unsigned k = reduce.getInits().size();
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(reduce.getBody(), captured);
+  if (llvm::any_of(captured, [&](Value v) { return a.isActive(v); }) ||
+      llvm::any_of(reduce.getInits().getTypes(), llvm::IsaPred<RankedTensorType>))
+    return reduce.emitOpError()
+           << "has a general operator on tensor rows or reading differentiated "
+              "values from outside: its reverse-mode rule is not implemented yet";
+  SmallVector<Value> xs = primals(a, reduce.getInputs());
+  SmallVector<Value> inits = primals(a, reduce.getInits());
+  SmallVector<Value> seeds;
+  for (auto [result, init] : llvm::zip(reduce.getResults(), inits))
+    seeds.push_back(a.adjoint(result) ? a.adjoint(result) : a.zerosLike(init));
+  Value n = outerSize(b, xs.front());
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value last = arith::SubIOp::create(b, n, one);
+  auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
+  Value iota = IotaOp::create(b, indexTensor, n);
+  // Inclusive prefixes, and inclusive suffixes (a flipped scan of the
+  // reversed input: sufRev[j] = x[n-1-j] ⊙ ... ⊙ x[n-1]).
+  auto prefix = ScanOp::create(b, ValueRange(xs).getTypes(), xs, inits);
+  cloneOperator(b, reduce.getBody(), prefix.getBody(), /*flipped=*/false);
+  SmallVector<Value> reversed = buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange i) {
+    Value mirror = arith::SubIOp::create(ib, last, i[0]);
+    return llvm::map_to_vector(xs, [&](Value x) { return extractRow(ib, x, mirror); });
+  });
+  auto suffix = ScanOp::create(b, ValueRange(xs).getTypes(), reversed, inits);
+  cloneOperator(b, reduce.getBody(), suffix.getBody(), /*flipped=*/true);
+
+  bool failedSweep = false;
+  SmallVector<Value> mapInputs{iota};
+  llvm::append_range(mapInputs, xs);
+  SmallVector<Value> adjoints = buildMap(
+      b, mapInputs, [&](ImplicitLocOpBuilder &ib, ValueRange row) {
+        Value i = row[0];
+        Value zero = arith::ConstantIndexOp::create(ib, 0);
+        Value first = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, i, zero);
+        Value lastRow = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, i, last);
+        // clamped positions, then the neutral element at the ends
+        Value before = arith::SelectOp::create(ib, first, zero,
+                                               arith::SubIOp::create(ib, i, one));
+        Value after = arith::SelectOp::create(
+            ib, lastRow, zero,
+            arith::SubIOp::create(ib, arith::SubIOp::create(ib, last, i), one));
+        SmallVector<Value> left, right;
+        for (unsigned j = 0; j < k; ++j) {
+          left.push_back(arith::SelectOp::create(
+              ib, first, inits[j], extractRow(ib, prefix.getResult(j), before)));
+          right.push_back(arith::SelectOp::create(
+              ib, lastRow, inits[j], extractRow(ib, suffix.getResult(j), after)));
+        }
+        SmallVector<Value> values(row.drop_front());
+        AdjointBuilder &outer = a;
+        // t = l ⊙ x, z = t ⊙ r
+        IRMapping mapping;
+        SmallVector<Value> lx(left);
+        llvm::append_range(lx, values);
+        mapping.map(op.getArguments(), lx);
+        for (Operation &o : op.without_terminator())
+          ib.clone(o, mapping);
+        SmallVector<Value> t = llvm::map_to_vector(
+            op.getTerminator()->getOperands(),
+            [&](Value v) { return mapping.lookupOrDefault(v); });
+        OpBuilder::InsertionGuard guard(outer.builder());
+        outer.builder().setInsertionPoint(ib.getInsertionBlock(), ib.getInsertionPoint());
+        SmallVector<Value> tr(t);
+        llvm::append_range(tr, right);
+        FailureOr<SmallVector<Value>> throughRight = outer.pullBack(op, tr, seeds);
+        if (failed(throughRight)) {
+          failedSweep = true;
+          return SmallVector<Value>(values);
+        }
+        SmallVector<Value> tBar(ArrayRef<Value>(*throughRight).take_front(k));
+        FailureOr<SmallVector<Value>> throughLeft = outer.pullBack(op, lx, tBar);
+        if (failed(throughLeft)) {
+          failedSweep = true;
+          return SmallVector<Value>(values);
+        }
+        ib.setInsertionPoint(outer.builder().getInsertionBlock(),
+                             outer.builder().getInsertionPoint());
+        return SmallVector<Value>(ArrayRef<Value>(*throughLeft).drop_front(k));
+      });
+  if (failedSweep)
+    return failure();
+  for (auto [x, adjoint] : llvm::zip(reduce.getInputs(), adjoints))
+    a.accumulate(x, adjoint);
+  return success();
+}
+
+} // namespace
+
 LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
+  // Recognized operators, component by component; anything else as a whole.
+  for (unsigned j = 0; j < reduce.getInits().size(); ++j) {
+    Combine kind = componentKind(reduce.getBody(), j);
+    bool scalarRows = !isa<RankedTensorType>(reduce.getInits()[j].getType());
+    if (kind == Combine::Other || (kind != Combine::Add && !scalarRows))
+      return reverseGeneralReduce(reduce, a);
+  }
   for (unsigned j = 0; j < reduce.getInits().size(); ++j) {
     Value bar = a.adjoint(reduce.getResult(j));
     Value x = reduce.getInputs()[j], init = reduce.getInits()[j];
     if (!bar || (!a.isActive(x) && !a.isActive(init)))
       continue;
     Combine kind = componentKind(reduce.getBody(), j);
-    bool scalarRows = !isa<RankedTensorType>(bar.getType());
     if (kind == Combine::Add) {
       // Every element contributed with weight 1.
       Value replicated =
@@ -270,17 +397,10 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
           })[0];
       a.accumulate(x, replicated);
       a.accumulate(init, bar);
-    } else if (kind == Combine::Mul && scalarRows) {
+    } else if (kind == Combine::Mul) {
       reverseProduct(a, x, init, bar);
-    } else if ((kind == Combine::Max || kind == Combine::Min) && scalarRows) {
-      reverseExtremum(a, x, init, reduce.getResult(j), bar);
     } else {
-      return reduce.emitOpError()
-             << "has an operator whose reverse-mode rule is not implemented "
-                "yet (component #"
-             << j
-             << "): supported are +, and *, max, min on scalars, each "
-                "combining its own accumulator and value";
+      reverseExtremum(a, x, init, reduce.getResult(j), bar);
     }
   }
   return success();

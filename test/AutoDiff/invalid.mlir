@@ -16,25 +16,22 @@ func.func @g(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
 
 // -----
 
-func.func @logaddexp_all(%x: tensor<?xf64>) -> f64 {
-  %ninf = arith.constant 0xFFF0000000000000 : f64
-  // expected-error @+1 {{'soac.reduce' op has an operator whose reverse-mode rule is not implemented yet (component #0): supported are +, and *, max, min on scalars, each combining its own accumulator and value}}
-  %r = soac.reduce ins(%x : tensor<?xf64>) init(%ninf : f64) -> f64 {
-  ^bb0(%a: f64, %b: f64):
-    %m = arith.maximumf %a, %b : f64
-    %d = arith.subf %a, %b : f64
-    %ad = math.absf %d : f64
-    %n = arith.negf %ad : f64
-    %e = math.exp %n : f64
-    %l = math.log1p %e : f64
-    %t = arith.addf %m, %l : f64
-    soac.yield %t : f64
+func.func @row_max(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
+  // expected-error @+1 {{'soac.reduce' op has a general operator on tensor rows or reading differentiated values from outside: its reverse-mode rule is not implemented yet}}
+  %r = soac.reduce ins(%m : tensor<?x3xf64>) init(%init : tensor<3xf64>) -> tensor<3xf64> {
+  ^bb0(%a: tensor<3xf64>, %b: tensor<3xf64>):
+    %c = soac.map ins(%a, %b : tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64> {
+    ^bb0(%x: f64, %y: f64):
+      %t = arith.maximumf %x, %y : f64
+      soac.yield %t : f64
+    }
+    soac.yield %c : tensor<3xf64>
   }
-  return %r : f64
+  return %r : tensor<3xf64>
 }
-func.func @g(%x: tensor<?xf64>, %s: f64) -> tensor<?xf64> {
-  %r:2 = soac.vjp @logaddexp_all(%x, %s) : (tensor<?xf64>, f64) -> (f64, tensor<?xf64>)
-  return %r#1 : tensor<?xf64>
+func.func @g(%m: tensor<?x3xf64>, %init: tensor<3xf64>, %c: tensor<3xf64>) -> tensor<?x3xf64> {
+  %r:2 = soac.vjp @row_max(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
+  return %r#1 : tensor<?x3xf64>
 }
 
 // -----

@@ -492,3 +492,42 @@ func.func @grow(%x: tensor<?xf64>, %w: f64, %limit: f64) -> tensor<?xf64> {
 def test_scf_while_counts_its_iterations(limit):
     x = rng.uniform(0.1, 0.3, 5)
     check_vjp(WHILE, "grow", [x, np.float64(1.1), np.float64(limit)], wrt=[0, 1])
+
+
+GENERAL_REDUCE = """
+// logsumexp as a reduction with a non-trivial associative operator
+func.func @logsumexp(%x: tensor<?xf64>) -> f64 {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %r = soac.reduce ins(%x : tensor<?xf64>) init(%ninf : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.maximumf %a, %b : f64
+    %n = arith.minimumf %a, %b : f64
+    %d = arith.subf %n, %m : f64
+    %e = math.exp %d : f64
+    %l = math.log1p %e : f64
+    %t = arith.addf %m, %l : f64
+    soac.yield %t : f64
+  }
+  return %r : f64
+}
+
+// composing linear functions v -> a v + b: associative, not commutative, a tuple
+func.func @compose(%a: tensor<?xf64>, %b: tensor<?xf64>) -> (f64, f64) {
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %r:2 = soac.reduce ins(%a, %b : tensor<?xf64>, tensor<?xf64>) init(%one, %zero : f64, f64) -> f64, f64 {
+  ^bb0(%a1: f64, %b1: f64, %a2: f64, %b2: f64):
+    %a12 = arith.mulf %a1, %a2 : f64
+    %t = arith.mulf %b1, %a2 : f64
+    %b12 = arith.addf %t, %b2 : f64
+    soac.yield %a12, %b12 : f64, f64
+  }
+  return %r#0, %r#1 : f64, f64
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 9])
+def test_general_reduce_operators(n):
+    check_vjp(GENERAL_REDUCE, "logsumexp", [rng.standard_normal(n)])
+    check_vjp(GENERAL_REDUCE, "compose", [rng.uniform(0.5, 1.5, n), rng.standard_normal(n)])
