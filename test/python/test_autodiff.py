@@ -10,56 +10,10 @@ import pytest
 from mlir import ir
 
 import soac
+from gradcheck import check_vjp, finite_difference_vjp
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 rng = np.random.default_rng(7)
-
-
-def finite_difference_vjp(primal, args, wrt, cotangents, step=1e-6):
-    """<cotangents, ∂f/∂args[w]> for each w by central differences."""
-    gradients = []
-    for w in wrt:
-        base = np.array(args[w])  # the argument's own dtype
-        gradient = np.zeros(base.shape)
-        for index in np.ndindex(*base.shape):
-            shifted = []
-            for sign in (1, -1):
-                moved = list(args)
-                value = base.copy()
-                value[index] += sign * step
-                moved[w] = value if base.shape else value[()]
-                outputs = primal(*moved)
-                outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-                shifted.append(sum(np.sum(np.asarray(c) * np.asarray(o)) for c, o in zip(cotangents, outputs)))
-            gradient[index] = (shifted[0] - shifted[1]) / (2 * step)
-        gradients.append(gradient)
-    return gradients
-
-
-def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=1e-6, atol=1e-8):
-    """soac.vjp (compiled, and its IR interpreted) against finite differences."""
-    primal = soac.compile(source, function)
-    outputs = primal(*args)
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    if cotangents is None:
-        cotangents = [
-            rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) if np.ndim(o) else np.asarray(o).dtype.type(rng.standard_normal())
-            for o in outputs
-        ]
-    wrt = list(range(len(args))) if wrt is None else wrt
-    derivative = soac.vjp(source, function, wrt=wrt)
-    compiled = derivative(*args, *cotangents)
-    interpreted = soac.interpret(derivative.module, derivative.function, *args, *cotangents)
-    single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
-    expected = finite_difference_vjp(primal, args, wrt, cotangents, step=1e-2 if single else 1e-6)
-    n = len(outputs)
-    for got in (compiled, interpreted):
-        got = got if isinstance(got, tuple) else (got,)
-        for value, reference in zip(got[:n], outputs):
-            np.testing.assert_allclose(value, reference, rtol=1e-12)
-        for gradient, reference in zip(got[n:], expected):
-            np.testing.assert_allclose(gradient, reference, rtol=rtol, atol=atol)
-    return derivative
 
 
 SCALARS = """
@@ -455,10 +409,14 @@ func.func @grow(%x: tensor<?xf64>, %w: f64, %limit: f64) -> tensor<?xf64> {
   %zero = arith.constant 0.0 : f64
   %two = arith.constant 2.0 : f64
   %r:2 = scf.while (%cur = %x, %i = %c0) : (tensor<?xf64>, index) -> (tensor<?xf64>, index) {
-    %norm = soac.reduce ins(%cur : tensor<?xf64>) init(%zero : f64) -> f64 {
+    %squares = soac.map ins(%cur : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64):
+      %sq = arith.mulf %v, %v : f64
+      soac.yield %sq : f64
+    }
+    %norm = soac.reduce ins(%squares : tensor<?xf64>) init(%zero : f64) -> f64 {
     ^bb0(%a: f64, %b: f64):
-      %sq = arith.mulf %b, %b : f64
-      %t = arith.addf %a, %sq : f64
+      %t = arith.addf %a, %b : f64
       soac.yield %t : f64
     }
     %small = arith.cmpf olt, %norm, %limit : f64

@@ -7,10 +7,14 @@ derivative is tested against. Written for clarity, not speed.
 ...     module = soac.parse('''
 ...       func.func @sum_squares(%x: tensor<?xf64>) -> f64 {
 ...         %zero = arith.constant 0.0 : f64
-...         %s = soac.reduce ins(%x : tensor<?xf64>) init(%zero : f64) -> f64 {
+...         %sq = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+...         ^bb0(%v: f64):
+...           %s = arith.mulf %v, %v : f64
+...           soac.yield %s : f64
+...         }
+...         %s = soac.reduce ins(%sq : tensor<?xf64>) init(%zero : f64) -> f64 {
 ...         ^bb0(%acc: f64, %v: f64):
-...           %sq = arith.mulf %v, %v : f64
-...           %t = arith.addf %acc, %sq : f64
+...           %t = arith.addf %acc, %v : f64
 ...           soac.yield %t : f64
 ...         }
 ...         return %s : f64

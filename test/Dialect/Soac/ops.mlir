@@ -185,12 +185,11 @@ func.func @iotas(%n: index) -> (tensor<?xindex>, tensor<8xi32>) {
   return %a, %b : tensor<?xindex>, tensor<8xi32>
 }
 
-func.func @square_sum(%x: tensor<?xf64>, %scale: f64, %n: index) -> f64 {
+func.func @scaled_sum(%x: tensor<?xf64>, %scale: f64, %n: index) -> f64 {
   %zero = arith.constant 0.0 : f64
   %s = soac.reduce ins(%x : tensor<?xf64>) init(%zero : f64) -> f64 {
   ^bb0(%a: f64, %b: f64):
-    %bb = arith.mulf %b, %b : f64
-    %t = arith.addf %a, %bb : f64
+    %t = arith.addf %a, %b : f64
     soac.yield %t : f64
   }
   %r = arith.mulf %s, %scale : f64
@@ -198,13 +197,13 @@ func.func @square_sum(%x: tensor<?xf64>, %scale: f64, %n: index) -> f64 {
 }
 
 // CHECK-LABEL: func.func @derivatives
-// CHECK: soac.vjp @square_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [0, 1] : (tensor<?xf64>, f64, index, f64) -> (f64, tensor<?xf64>, f64)
-// CHECK: soac.vjp @square_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [1] : (tensor<?xf64>, f64, index, f64) -> (f64, f64)
-// CHECK: soac.jvp @square_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [0] : (tensor<?xf64>, f64, index, tensor<?xf64>) -> (f64, f64)
+// CHECK: soac.vjp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [0, 1] : (tensor<?xf64>, f64, index, f64) -> (f64, tensor<?xf64>, f64)
+// CHECK: soac.vjp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [1] : (tensor<?xf64>, f64, index, f64) -> (f64, f64)
+// CHECK: soac.jvp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [0] : (tensor<?xf64>, f64, index, tensor<?xf64>) -> (f64, f64)
 func.func @derivatives(%x: tensor<?xf64>, %s: f64, %n: index, %dy: f64, %dx: tensor<?xf64>) -> (tensor<?xf64>, f64, f64) {
-  %g:3 = soac.vjp @square_sum(%x, %s, %n, %dy) wrt [0, 1] : (tensor<?xf64>, f64, index, f64) -> (f64, tensor<?xf64>, f64)
-  %h:2 = soac.vjp @square_sum(%x, %s, %n, %dy) wrt [1] : (tensor<?xf64>, f64, index, f64) -> (f64, f64)
-  %t:2 = soac.jvp @square_sum(%x, %s, %n, %dx) wrt [0] : (tensor<?xf64>, f64, index, tensor<?xf64>) -> (f64, f64)
+  %g:3 = soac.vjp @scaled_sum(%x, %s, %n, %dy) wrt [0, 1] : (tensor<?xf64>, f64, index, f64) -> (f64, tensor<?xf64>, f64)
+  %h:2 = soac.vjp @scaled_sum(%x, %s, %n, %dy) wrt [1] : (tensor<?xf64>, f64, index, f64) -> (f64, f64)
+  %t:2 = soac.jvp @scaled_sum(%x, %s, %n, %dx) wrt [0] : (tensor<?xf64>, f64, index, tensor<?xf64>) -> (f64, f64)
   return %g#1, %h#1, %t#1 : tensor<?xf64>, f64, f64
 }
 

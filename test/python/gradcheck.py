@@ -1,0 +1,57 @@
+"""Checking derivatives: soac.vjp (compiled, and its IR interpreted) against
+central finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import soac
+
+rng = np.random.default_rng(11)
+
+
+def finite_difference_vjp(primal, args, wrt, cotangents, step=1e-6):
+    """<cotangents, ∂f/∂args[w]> for each w by central differences."""
+    gradients = []
+    for w in wrt:
+        base = np.array(args[w])  # the argument's own dtype
+        gradient = np.zeros(base.shape)
+        for index in np.ndindex(*base.shape):
+            shifted = []
+            for sign in (1, -1):
+                moved = list(args)
+                value = base.copy()
+                value[index] += sign * step
+                moved[w] = value if base.shape else value[()]
+                outputs = primal(*moved)
+                outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+                shifted.append(sum(np.sum(np.asarray(c) * np.asarray(o)) for c, o in zip(cotangents, outputs)))
+            gradient[index] = (shifted[0] - shifted[1]) / (2 * step)
+        gradients.append(gradient)
+    return gradients
+
+
+def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=1e-6, atol=1e-8):
+    """soac.vjp (compiled, and its IR interpreted) against finite differences."""
+    primal = soac.compile(source, function)
+    outputs = primal(*args)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if cotangents is None:
+        cotangents = [
+            rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) if np.ndim(o) else np.asarray(o).dtype.type(rng.standard_normal())
+            for o in outputs
+        ]
+    wrt = list(range(len(args))) if wrt is None else wrt
+    derivative = soac.vjp(source, function, wrt=wrt)
+    compiled = derivative(*args, *cotangents)
+    interpreted = soac.interpret(derivative.module, derivative.function, *args, *cotangents)
+    single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
+    expected = finite_difference_vjp(primal, args, wrt, cotangents, step=1e-2 if single else 1e-6)
+    n = len(outputs)
+    for got in (compiled, interpreted):
+        got = got if isinstance(got, tuple) else (got,)
+        for value, reference in zip(got[:n], outputs):
+            np.testing.assert_allclose(value, reference, rtol=1e-12)
+        for gradient, reference in zip(got[n:], expected):
+            np.testing.assert_allclose(gradient, reference, rtol=rtol, atol=atol)
+    return derivative
