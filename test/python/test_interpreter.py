@@ -396,3 +396,36 @@ def test_irregular_rows_are_reported():
     np.testing.assert_array_equal(run(source, "ragged", np.array([2, 2])), [[0, 1], [0, 1]])
     with pytest.raises(soac.InterpretError, match="arrays must be regular"):
         run(source, "ragged", np.array([1, 2]))
+
+
+def test_operators_must_be_associative_with_a_neutral_init():
+    # acc + v*v is a fold, not an associative operator: compiled code would
+    # combine chunk results with it and differ; the oracle refuses it.
+    fold = """
+    func.func @f(%x: tensor<?xf64>) -> f64 {
+      %zero = arith.constant 0.0 : f64
+      %s = soac.reduce ins(%x : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb0(%a: f64, %b: f64):
+        %sq = arith.mulf %b, %b : f64
+        %t = arith.addf %a, %sq : f64
+        soac.yield %t : f64
+      }
+      return %s : f64
+    }"""
+    with pytest.raises(soac.InterpretError, match="'soac.reduce': the init values are not neutral"):
+        run(fold, "f", np.array([2.0, 3.0, 4.0]))
+    # a + b + a b^2: 0 is neutral, but the operator is not associative
+    skewed = """
+    func.func @f(%x: tensor<?xf64>, %start: f64) -> tensor<?xf64> {
+      %s = soac.scan ins(%x : tensor<?xf64>) init(%start : f64) -> tensor<?xf64> {
+      ^bb0(%a: f64, %b: f64):
+        %ab = arith.mulf %a, %b : f64
+        %abb = arith.mulf %ab, %b : f64
+        %s1 = arith.addf %a, %b : f64
+        %t = arith.addf %s1, %abb : f64
+        soac.yield %t : f64
+      }
+      return %s : tensor<?xf64>
+    }"""
+    with pytest.raises(soac.InterpretError, match="'soac.scan': the operator is not associative"):
+        run(skewed, "f", np.array([1.0, 2.0, 3.0]), 0.0)

@@ -63,10 +63,29 @@ def _split_reduce_operands(op: ir.OpView, operands: list[Any]) -> tuple[list[Any
     return operands[:k], operands[k:]
 
 
+def _check_operator(interp, op: ir.OpView, neutral: list[Any], rows: list[list[Any]]) -> None:
+    """Compiled code folds in any order, from the neutral element in every
+    chunk: an operator that is not associative, or an init that is not
+    neutral, gives results the sequential fold here would hide. Tested on the
+    first rows (up to float rounding)."""
+
+    def apply(left, right):
+        return interp.run_region(op.regions[0], [*left, *right])
+
+    def same(a, b):
+        return all(np.allclose(x, y, rtol=1e-6, atol=1e-9, equal_nan=True) for x, y in zip(a, b))
+
+    if rows and not same(apply(neutral, rows[0]), rows[0]):
+        raise fail(op, "the init values are not neutral for the operator (op(init, x) != x for the first row)")
+    if len(rows) >= 3 and not same(apply(apply(rows[0], rows[1]), rows[2]), apply(rows[0], apply(rows[1], rows[2]))):
+        raise fail(op, "the operator is not associative (checked on the first three rows)")
+
+
 @handles("soac.reduce")
 def _reduce(interp, op, operands):
     inputs, accumulated = _split_reduce_operands(op, operands)
     n = _outer_size(op, inputs, "inputs")
+    _check_operator(interp, op, accumulated, [[x[i] for x in inputs] for i in range(min(n, 3))])
     for i in range(n):
         accumulated = interp.run_region(op.regions[0], [*accumulated, *(x[i] for x in inputs)])
     return accumulated
@@ -76,6 +95,7 @@ def _reduce(interp, op, operands):
 def _scan(interp, op, operands):
     inputs, accumulated = _split_reduce_operands(op, operands)
     n = _outer_size(op, inputs, "inputs")
+    _check_operator(interp, op, accumulated, [[x[i] for x in inputs] for i in range(min(n, 3))])
     columns: list[list[Any]] = [[] for _ in op.results]
     for i in range(n):
         accumulated = interp.run_region(op.regions[0], [*accumulated, *(x[i] for x in inputs)])
@@ -98,9 +118,10 @@ def _scatter(interp, op, operands):
 @handles("soac.reduce_by_index")
 def _reduce_by_index(interp, op, operands):
     k = len(op.results)
-    dests, indices, values, _neutral = operands[:k], operands[k], operands[k + 1 : 2 * k + 1], operands[2 * k + 1 :]
+    dests, indices, values, neutral = operands[:k], operands[k], operands[k + 1 : 2 * k + 1], operands[2 * k + 1 :]
     bins = _outer_size(op, dests, "dests")
     _outer_size(op, [indices, *values], "indices and values")
+    _check_operator(interp, op, neutral, [[v[i] for v in values] for i in range(min(len(indices), 3))])
     results = [d.copy() for d in dests]
     for i, index in enumerate(indices):
         if _in_range(index, bins):
