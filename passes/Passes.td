@@ -21,6 +21,12 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
     and soac ops); an op without a rule is an error at its location.
     canonicalize and cse afterwards remove the re-executed code nothing uses.
 
+    Loops keep one checkpoint of their carried values per iteration. With
+    `checkpoint-levels=k` (every loop) or `soac.checkpoint_levels = k : i64`
+    on an scf.for, the loop is first strip-mined into k nested loops of about
+    N^(1/k) iterations each: memory about k·N^(1/k) checkpoints instead of N,
+    for re-executing the inner levels once more.
+
     ```mlir
     // before
     %r:2 = soac.vjp @square(%x, %seed) : (f32, f32) -> (f32, f32)
@@ -35,6 +41,11 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"checkpointLevels", "checkpoint-levels", "int64_t", /*default=*/"1",
+           "Strip-mine every scf.for of a differentiated function into this "
+           "many levels of checkpoints (1: one checkpoint per iteration)">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
     "mlir::math::MathDialect", "mlir::scf::SCFDialect",

@@ -1,5 +1,6 @@
 //===- AutoDiffPass.cpp - soac-autodiff -----------------------------------===//
 #include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/Loops.h"
 #include "passes/AutoDiff/RuleModel.h"
 #include "passes/Passes.h"
 
@@ -19,8 +20,16 @@ namespace {
 constexpr int kMaxNesting = 8;
 
 struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
+  using SoacAutodiffBase::SoacAutodiffBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (checkpointLevels < 1) {
+      module.emitError() << "checkpoint-levels must be at least 1, got "
+                         << static_cast<int64_t>(checkpointLevels);
+      return signalPassFailure();
+    }
+    stripMineLoops(module);
     SymbolTableCollection symbols;
     for (int depth = 0; depth <= kMaxNesting; ++depth) {
       SmallVector<soac::VjpOp> pending;
@@ -42,6 +51,24 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
     });
     if (forward.wasInterrupted())
       signalPassFailure();
+  }
+
+  /// Loops asking for several checkpoint levels (by attribute, or all of
+  /// them through the pass option) are strip-mined before differentiation.
+  void stripMineLoops(ModuleOp module) {
+    SmallVector<std::pair<scf::ForOp, int64_t>> loops;
+    module.walk([&](scf::ForOp loop) {
+      int64_t levels = checkpointLevels;
+      if (auto attr = loop->getAttrOfType<IntegerAttr>(
+              soac::autodiff::kCheckpointLevelsAttr)) {
+        levels = attr.getInt();
+        loop->removeAttr(soac::autodiff::kCheckpointLevelsAttr);
+      }
+      if (levels > 1)
+        loops.push_back({loop, levels});
+    });
+    for (auto [loop, levels] : loops)
+      soac::autodiff::stripMine(loop, levels);
   }
 
   LogicalResult expand(soac::VjpOp op, SymbolTableCollection &symbols) {

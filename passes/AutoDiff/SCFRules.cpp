@@ -1,4 +1,5 @@
 //===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
+#include "passes/AutoDiff/Loops.h"
 #include "passes/AutoDiff/RuleModel.h"
 #include "passes/Rows.h"
 
@@ -56,27 +57,6 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
 
 namespace {
 
-/// max(0, ceil((ub - lb) / step)) for a loop with a positive step.
-Value tripCount(ImplicitLocOpBuilder &b, Value lb, Value ub, Value step) {
-  Value zero = arith::ConstantOp::create(b, lb.getType(),
-                                         b.getZeroAttr(lb.getType()));
-  Value span = arith::MaxSIOp::create(b, arith::SubIOp::create(b, ub, lb), zero);
-  return arith::CeilDivSIOp::create(b, span, step);
-}
-
-/// `value` (index or integer) as a value of integer-like type `type`.
-Value castInteger(ImplicitLocOpBuilder &b, Value value, Type type) {
-  if (value.getType() == type)
-    return value;
-  return arith::IndexCastOp::create(b, type, value);
-}
-
-/// The induction variable of iteration `k`: lb + k · step.
-Value inductionValue(ImplicitLocOpBuilder &b, Value lb, Value step, Value k) {
-  return arith::AddIOp::create(
-      b, lb, arith::MulIOp::create(b, castInteger(b, k, lb.getType()), step));
-}
-
 } // namespace
 
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
@@ -89,7 +69,7 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   Block &body = *loop.getBody();
   Value lb = a.primal(loop.getLowerBound()), ub = a.primal(loop.getUpperBound());
   Value step = a.primal(loop.getStep());
-  Value trips = castInteger(b, tripCount(b, lb, ub, step), b.getIndexType());
+  Value trips = tripCount(b, lb, ub, step);
   SmallVector<Value> inits = llvm::map_to_vector(
       loop.getInitArgs(), [&](Value v) { return a.primal(v); });
 

@@ -758,7 +758,8 @@ struct ConvertSoacToLoopsPass
     if (narrow.wasInterrupted())
       return signalPassFailure();
     if (numChunks < 1) {
-      module.emitError() << "num-chunks must be at least 1, got " << numChunks;
+      module.emitError() << "num-chunks must be at least 1, got "
+                       << static_cast<int64_t>(numChunks);
       return signalPassFailure();
     }
 

@@ -63,12 +63,16 @@ def vjp(
     function: str,
     *,
     wrt: Sequence[int] | None = None,
+    checkpoint_levels: int = 1,
     options: CpuOptions = CpuOptions(),
 ) -> Derivative:
     """The vector-Jacobian product of ``@function``: a callable taking its
     arguments, then one cotangent per result, returning its results, then one
-    gradient per argument in ``wrt`` (all arguments by default)."""
-    return _derive(module, function, wrt, options, scalar_seed=False)
+    gradient per argument in ``wrt`` (all arguments by default).
+
+    ``checkpoint_levels=k`` strip-mines loops into k levels: about k·N^(1/k)
+    saved loop states instead of N, for more re-execution."""
+    return _derive(module, function, wrt, options, checkpoint_levels, scalar_seed=False)
 
 
 def grad(
@@ -76,15 +80,17 @@ def grad(
     function: str,
     *,
     wrt: Sequence[int] | None = None,
+    checkpoint_levels: int = 1,
     options: CpuOptions = CpuOptions(),
 ) -> Derivative:
     """The gradient of ``@function``, which must return one float scalar: a
     callable taking its arguments and returning the gradient with respect to
-    each argument in ``wrt`` (a tuple when there are several)."""
-    return _derive(module, function, wrt, options, scalar_seed=True)
+    each argument in ``wrt`` (a tuple when there are several). See
+    :func:`vjp` for ``checkpoint_levels``."""
+    return _derive(module, function, wrt, options, checkpoint_levels, scalar_seed=True)
 
 
-def _derive(module, function: str, wrt, options: CpuOptions, *, scalar_seed: bool) -> Derivative:
+def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, *, scalar_seed: bool) -> Derivative:
     source = _as_module(module)
     with source.context, ir.Location.unknown():
         copy = ir.Module.parse(source.operation.get_asm(enable_debug_info=True))
@@ -98,7 +104,8 @@ def _derive(module, function: str, wrt, options: CpuOptions, *, scalar_seed: boo
         _add_wrapper(copy, callee, name, wrt, scalar_seed)
         verify(copy)  # e.g. wrt naming an integer argument
         try:
-            passmanager.PassManager.parse("builtin.module(soac-autodiff,canonicalize,cse)").run(copy.operation)
+            pipeline = f"builtin.module(soac-autodiff{{checkpoint-levels={checkpoint_levels}}},canonicalize,cse)"
+            passmanager.PassManager.parse(pipeline).run(copy.operation)
         except ir.MLIRError as error:
             raise LoweringError(f"soac-autodiff could not differentiate @{function}", diagnostic_lines(error)) from None
         return Derivative(copy, name, compile(copy, name, options=options))

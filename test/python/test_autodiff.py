@@ -288,11 +288,12 @@ func.func @iterate(%x: tensor<?xf64>, %w: f64, %table: tensor<4xf64>, %k: index)
 """
 
 
-@pytest.mark.parametrize("steps", [0, 1, 5])
-def test_scf_for_with_checkpoints(steps):
+@pytest.mark.parametrize("steps", [0, 1, 5, 13])
+@pytest.mark.parametrize("levels", [1, 2, 3])
+def test_scf_for_with_checkpoints(steps, levels):
     x = rng.standard_normal(6)
     table = rng.uniform(0.5, 1.0, 4)
-    check_vjp(LOOPS, "iterate", [x, np.float64(0.9), table, steps], wrt=[0, 1, 2])
+    check_vjp(LOOPS, "iterate", [x, np.float64(0.9), table, steps], wrt=[0, 1, 2], checkpoint_levels=levels)
 
 
 SCANS_AND_SCATTERS = """

@@ -119,7 +119,7 @@ for _name, _function in _BINARY.items():
     handles(_name)(_binary(_function))
 
 
-@handles("arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.floordivsi", "arith.ceildivsi")
+@handles("arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.floordivsi", "arith.ceildivsi", "arith.ceildivui")
 def _integer_division(interp, op, operands):
     a, b = operands
     _check_divisor(op, b)
@@ -134,6 +134,8 @@ def _integer_division(interp, op, operands):
         result = _unsigned(a) % _unsigned(b)
     elif name == "arith.floordivsi":
         result = a // b
+    elif name == "arith.ceildivui":
+        result = -((-_unsigned(a).astype(object)) // _unsigned(b).astype(object))
     else:  # ceildivsi
         result = -((-a) // b)
     return [_as(result, op)]
