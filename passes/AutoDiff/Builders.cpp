@@ -84,6 +84,27 @@ SmallVector<Value> buildReduce(ImplicitLocOpBuilder &b, ValueRange inputs,
   return llvm::to_vector_of<Value>(reduce.getResults());
 }
 
+SmallVector<Value> buildScan(ImplicitLocOpBuilder &b, ValueRange inputs,
+                             ValueRange inits, BodyBuilder op) {
+  SmallVector<Type> argTypes(inits.getTypes());
+  llvm::append_range(argTypes, inits.getTypes());
+  Block *block = buildBody(b, argTypes, op);
+  SmallVector<Type> resultTypes;
+  for (auto [input, init] : llvm::zip(inputs, inits)) {
+    SmallVector<int64_t> shape{
+        cast<RankedTensorType>(input.getType()).getDimSize(0)};
+    Type element = init.getType();
+    if (auto row = dyn_cast<RankedTensorType>(element)) {
+      llvm::append_range(shape, row.getShape());
+      element = row.getElementType();
+    }
+    resultTypes.push_back(RankedTensorType::get(shape, element));
+  }
+  auto scan = ScanOp::create(b, resultTypes, inputs, inits);
+  scan.getBody().push_back(block);
+  return llvm::to_vector_of<Value>(scan.getResults());
+}
+
 Value buildScatterAdd(ImplicitLocOpBuilder &b, Value dest, Value indices,
                       Value values) {
   Type row = rowType(dest.getType());

@@ -33,6 +33,12 @@ llvm::SmallVector<mlir::Value> buildReduce(mlir::ImplicitLocOpBuilder &b,
                                            mlir::ValueRange inits,
                                            BodyBuilder op);
 
+/// soac.scan of `inputs` from `inits`, operator as for buildReduce.
+llvm::SmallVector<mlir::Value> buildScan(mlir::ImplicitLocOpBuilder &b,
+                                         mlir::ValueRange inputs,
+                                         mlir::ValueRange inits,
+                                         BodyBuilder op);
+
 /// soac.reduce_by_index (+) of the rows of `values` into `dest` at `indices`
 /// (scalar rows, or tensor rows added elementwise).
 mlir::Value buildScatterAdd(mlir::ImplicitLocOpBuilder &b, mlir::Value dest,

@@ -155,6 +155,22 @@ namespace {
 
 enum class Combine { Add, Mul, Max, Min, Other };
 
+/// A soac.map adding its two inputs elementwise (rows added by nested maps).
+bool addsRows(Operation *op) {
+  auto map = dyn_cast<MapOp>(op);
+  if (!map || map.getInputs().size() != 2 || map.getNumResults() != 1)
+    return false;
+  Block &body = map.getBody().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  Operation *def = yielded.getDefiningOp();
+  if (!def || def->getNumOperands() != 2)
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  bool pair = (def->getOperand(0) == x && def->getOperand(1) == y) ||
+              (def->getOperand(0) == y && def->getOperand(1) == x);
+  return pair && (isa<arith::AddFOp>(def) || addsRows(def));
+}
+
 /// How component `j` of an operator region (2k arguments, k yields)
 /// combines: yield #j must be one recognized op applied to exactly
 /// (accumulator j, value j).
@@ -170,7 +186,7 @@ Combine componentKind(Region &region, unsigned j) {
               (def->getOperand(0) == value && def->getOperand(1) == acc);
   if (!pair)
     return Combine::Other;
-  if (isa<arith::AddFOp>(def))
+  if (isa<arith::AddFOp>(def) || addsRows(def))
     return Combine::Add;
   if (isa<arith::MulFOp>(def))
     return Combine::Mul;
@@ -436,41 +452,125 @@ Value gatherRows(AdjointBuilder &a, Value tensor, Value indices) {
 
 } // namespace
 
+namespace {
+
+/// The rows of `tensor` in reverse order (a map gathering row n-1-i).
+Value reverseRows(ImplicitLocOpBuilder &b, Value tensor, Value iota, Value last) {
+  return buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange i) {
+    Value mirror = arith::SubIOp::create(ib, last, i[0]);
+    return SmallVector<Value>{extractRow(ib, tensor, mirror)};
+  })[0];
+}
+
+/// Any associative scalar operator: y_i = y_{i-1} ⊙ x_i. With c_i = ∂y_i/∂y_{i-1}
+/// and g_i = ∂y_i/∂x_i (pull-backs of the operator at each row), the adjoint
+/// of y_i is λ_i = ȳ_i + c_{i+1} λ_{i+1}: a linear recurrence, solved by a scan
+/// of composed linear functions over the reversed rows; then x̄_i = g_i λ_i
+/// and the init's adjoint is c_0 λ_0.
+LogicalResult reverseGeneralScan(ScanOp scan, AdjointBuilder &a, Value bar,
+                                 Value iota, Value n, Value last) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Block &op = scan.getBody().front();
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(scan.getBody(), captured);
+  if (scan.getInits().size() != 1 || isa<RankedTensorType>(rowType(bar.getType())) ||
+      llvm::any_of(captured, [&](Value v) { return a.isActive(v); }))
+    return scan.emitOpError()
+           << "has an operator whose reverse-mode rule is not implemented yet: "
+              "supported are + (any rows, per component) and any associative "
+              "operator on one scalar";
+  Value x = a.primal(scan.getInputs()[0]), y = a.primal(scan.getResult(0));
+  Value init = a.primal(scan.getInits()[0]);
+  Type type = init.getType();
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value unit = floatConstant(b, type, 1.0), none = floatConstant(b, type, 0.0);
+  bool failedSweep = false;
+  SmallVector<Value> partials = buildMap(
+      b, {iota, x}, [&](ImplicitLocOpBuilder &ib, ValueRange row) {
+        Value first = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, row[0], zero);
+        Value before = arith::SelectOp::create(ib, first, zero,
+                                               arith::SubIOp::create(ib, row[0], one));
+        Value previous = arith::SelectOp::create(ib, first, init, extractRow(ib, y, before));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ib.getInsertionBlock(), ib.getInsertionPoint());
+        FailureOr<SmallVector<Value>> pulled =
+            a.pullBack(op, {previous, row[1]}, {unit});
+        ib.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+        if (failed(pulled)) {
+          failedSweep = true;
+          return SmallVector<Value>{previous, previous};
+        }
+        return *pulled; // (c_i, g_i)
+      });
+  if (failedSweep)
+    return failure();
+  Value c = partials[0], g = partials[1];
+  // u_j = λ_{n-1-j}: u_j = c_{n-j} u_{j-1} + ȳ_{n-1-j}, u_0 = ȳ_{n-1}
+  SmallVector<Value> linear = buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange j) {
+    Value start = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, j[0], zero);
+    Value from = arith::SelectOp::create(ib, start, zero, arith::SubIOp::create(ib, n, j[0]));
+    Value slope = arith::SelectOp::create(ib, start, unit, extractRow(ib, c, from));
+    Value offset = extractRow(ib, bar, arith::SubIOp::create(ib, last, j[0]));
+    return SmallVector<Value>{slope, offset};
+  });
+  SmallVector<Value> composed = buildScan(
+      b, linear, {unit, none}, [](ImplicitLocOpBuilder &ib, ValueRange v) -> SmallVector<Value> {
+        // (a1, b1) then (a2, b2): u -> a2 (a1 u + b1) + b2
+        return {arith::MulFOp::create(ib, v[0], v[2]),
+                arith::AddFOp::create(ib, arith::MulFOp::create(ib, v[1], v[2]), v[3])};
+      });
+  Value lambda = reverseRows(b, composed[1], iota, last);
+  Value perRow = buildMap(b, {lambda, g}, [](ImplicitLocOpBuilder &ib, ValueRange v) {
+    return SmallVector<Value>{arith::MulFOp::create(ib, v[0], v[1])};
+  })[0];
+  a.accumulate(scan.getInputs()[0], perRow);
+  if (a.isActive(scan.getInits()[0])) {
+    Value nonEmpty = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
+    auto initAdjoint = scf::IfOp::create(b, type, nonEmpty, true, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(initAdjoint.thenBlock());
+    scf::YieldOp::create(b, ValueRange{arith::MulFOp::create(
+                                b, extractRow(b, c, zero), extractRow(b, lambda, zero))});
+    b.setInsertionPointToStart(initAdjoint.elseBlock());
+    scf::YieldOp::create(b, ValueRange{none});
+    b.setInsertionPointAfter(initAdjoint);
+    a.accumulate(scan.getInits()[0], initAdjoint.getResult(0));
+  }
+  return success();
+}
+
+} // namespace
+
 LogicalResult reverseOf(ScanOp scan, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
+  Value some = nullptr;
+  for (Value result : scan.getResults())
+    if (a.adjoint(result))
+      some = result;
+  Value n = outerSize(b, a.primal(some ? some : scan.getResult(0)));
+  Value last = arith::SubIOp::create(b, n, arith::ConstantIndexOp::create(b, 1));
+  auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
+  Value iota = IotaOp::create(b, indexTensor, n);
+  bool allAdd = true;
+  for (unsigned j = 0; j < scan.getInits().size(); ++j)
+    allAdd &= componentKind(scan.getBody(), j) == Combine::Add;
   for (unsigned j = 0; j < scan.getInits().size(); ++j) {
     Value bar = a.adjoint(scan.getResult(j));
     Value x = scan.getInputs()[j];
-    if (!bar || !a.isActive(x))
+    if (!bar || (!a.isActive(x) && !a.isActive(scan.getInits()[j])))
       continue;
-    if (componentKind(scan.getBody(), j) != Combine::Add ||
-        isa<RankedTensorType>(rowType(bar.getType())))
-      return scan.emitOpError()
-             << "has an operator whose reverse-mode rule is not implemented "
-                "yet (component #"
-             << j << "): supported is + on scalars";
-    // x̄[i] = Σ_{k >= i} ȳ[k]: a scan of ȳ reversed, reversed back.
-    Value n = outerSize(b, bar);
-    Value last = arith::SubIOp::create(b, n, arith::ConstantIndexOp::create(b, 1));
-    auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
-    Value iota = IotaOp::create(b, indexTensor, n);
-    auto reversed = [&](Value tensor) {
-      return buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange i) {
-        Value mirror = arith::SubIOp::create(ib, last, i[0]);
-        return SmallVector<Value>{extractRow(ib, tensor, mirror)};
-      })[0];
-    };
-    Value zero = floatConstant(b, rowType(bar.getType()), 0.0);
-    auto sums = ScanOp::create(b, TypeRange{bar.getType()}, ValueRange{reversed(bar)},
-                               ValueRange{zero});
-    Block *block = b.createBlock(&sums.getBody(), {}, {zero.getType(), zero.getType()},
-                                 {b.getLoc(), b.getLoc()});
-    YieldOp::create(b, ValueRange{arith::AddFOp::create(b, block->getArgument(0),
-                                                        block->getArgument(1))});
-    b.setInsertionPointAfter(sums);
-    a.accumulate(x, reversed(sums.getResult(0)));
-    if (a.isActive(scan.getInits()[j]))
-      a.accumulate(scan.getInits()[j], buildSumAll(b, bar));
+    if (!allAdd)
+      return reverseGeneralScan(scan, a, bar, iota, n, last);
+    // x̄[i] = Σ_{k >= i} ȳ[k]: a scan of ȳ reversed, reversed back; the
+    // init took part in every row.
+    Value zero = a.zerosLike(a.primal(scan.getInits()[j]));
+    Value sums = buildScan(b, reverseRows(b, bar, iota, last), zero,
+                           [](ImplicitLocOpBuilder &ib, ValueRange v) -> SmallVector<Value> {
+                             return {buildAdd(ib, v[0], v[1])};
+                           })[0];
+    a.accumulate(x, reverseRows(b, sums, iota, last));
+    accumulateRowSum(a, scan.getInits()[j], bar);
   }
   return success();
 }

@@ -58,17 +58,20 @@ func.func @g(%x: f64, %t: f64) -> f64 {
 
 // -----
 
-func.func @running_max(%x: tensor<?xf64>) -> tensor<?xf64> {
-  %ninf = arith.constant 0xFFF0000000000000 : f64
-  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet (component #0): supported is + on scalars}}
-  %r = soac.scan ins(%x : tensor<?xf64>) init(%ninf : f64) -> tensor<?xf64> {
-  ^bb0(%a: f64, %b: f64):
-    %t = arith.maximumf %a, %b : f64
-    soac.yield %t : f64
+func.func @recurrence(%a: tensor<?xf64>, %b: tensor<?xf64>) -> tensor<?xf64> {
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet: supported are + (any rows, per component) and any associative operator on one scalar}}
+  %r:2 = soac.scan ins(%a, %b : tensor<?xf64>, tensor<?xf64>) init(%one, %zero : f64, f64) -> tensor<?xf64>, tensor<?xf64> {
+  ^bb0(%a1: f64, %b1: f64, %a2: f64, %b2: f64):
+    %a12 = arith.mulf %a1, %a2 : f64
+    %t = arith.mulf %b1, %a2 : f64
+    %b12 = arith.addf %t, %b2 : f64
+    soac.yield %a12, %b12 : f64, f64
   }
-  return %r : tensor<?xf64>
+  return %r#1 : tensor<?xf64>
 }
-func.func @g(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
-  %r:2 = soac.vjp @running_max(%x, %c) : (tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+func.func @g(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:3 = soac.vjp @recurrence(%a, %b, %c) : (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>)
   return %r#1 : tensor<?xf64>
 }

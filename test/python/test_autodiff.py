@@ -490,3 +490,52 @@ func.func @compose(%a: tensor<?xf64>, %b: tensor<?xf64>) -> (f64, f64) {
 def test_general_reduce_operators(n):
     check_vjp(GENERAL_REDUCE, "logsumexp", [rng.standard_normal(n)])
     check_vjp(GENERAL_REDUCE, "compose", [rng.uniform(0.5, 1.5, n), rng.standard_normal(n)])
+
+
+GENERAL_SCAN = """
+func.func @running_logsumexp(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %r = soac.scan ins(%x : tensor<?xf64>) init(%ninf : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %m = arith.maximumf %a, %b : f64
+    %n = arith.minimumf %a, %b : f64
+    %d = arith.subf %n, %m : f64
+    %e = math.exp %d : f64
+    %l = math.log1p %e : f64
+    %t = arith.addf %m, %l : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+func.func @running_product(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %one = arith.constant 1.0 : f64
+  %r = soac.scan ins(%x : tensor<?xf64>) init(%one : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.mulf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// + over rows, from a neutral init that is an argument (zeros)
+func.func @row_prefix(%m: tensor<?x2xf64>, %zeros: tensor<2xf64>) -> tensor<?x2xf64> {
+  %r = soac.scan ins(%m : tensor<?x2xf64>) init(%zeros : tensor<2xf64>) -> tensor<?x2xf64> {
+  ^bb0(%a: tensor<2xf64>, %b: tensor<2xf64>):
+    %s = soac.map ins(%a, %b : tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64> {
+    ^bb0(%p: f64, %q: f64):
+      %t = arith.addf %p, %q : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : tensor<2xf64>
+  }
+  return %r : tensor<?x2xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_general_scan_operators(n):
+    check_vjp(GENERAL_SCAN, "running_logsumexp", [rng.standard_normal(n)])
+    check_vjp(GENERAL_SCAN, "running_product", [rng.uniform(0.5, 1.5, n) * rng.choice([-1, 1], n)])
+    check_vjp(GENERAL_SCAN, "row_prefix", [rng.standard_normal((n, 2)), np.zeros(2)], wrt=[0])
