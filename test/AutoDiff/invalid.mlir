@@ -58,20 +58,20 @@ func.func @g(%x: f64, %t: f64) -> f64 {
 
 // -----
 
-func.func @recurrence(%a: tensor<?xf64>, %b: tensor<?xf64>) -> tensor<?xf64> {
-  %one = arith.constant 1.0 : f64
-  %zero = arith.constant 0.0 : f64
-  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet: supported are + (any rows, per component) and any associative operator on one scalar}}
-  %r:2 = soac.scan ins(%a, %b : tensor<?xf64>, tensor<?xf64>) init(%one, %zero : f64, f64) -> tensor<?xf64>, tensor<?xf64> {
-  ^bb0(%a1: f64, %b1: f64, %a2: f64, %b2: f64):
-    %a12 = arith.mulf %a1, %a2 : f64
-    %t = arith.mulf %b1, %a2 : f64
-    %b12 = arith.addf %t, %b2 : f64
-    soac.yield %a12, %b12 : f64, f64
+func.func @row_max(%m: tensor<?x2xf64>, %init: tensor<2xf64>) -> tensor<?x2xf64> {
+  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet: supported are + (any rows, per component) and any associative operator on scalars}}
+  %r = soac.scan ins(%m : tensor<?x2xf64>) init(%init : tensor<2xf64>) -> tensor<?x2xf64> {
+  ^bb0(%a: tensor<2xf64>, %b: tensor<2xf64>):
+    %c = soac.map ins(%a, %b : tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64> {
+    ^bb0(%x: f64, %y: f64):
+      %t = arith.maximumf %x, %y : f64
+      soac.yield %t : f64
+    }
+    soac.yield %c : tensor<2xf64>
   }
-  return %r#1 : tensor<?xf64>
+  return %r : tensor<?x2xf64>
 }
-func.func @g(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
-  %r:3 = soac.vjp @recurrence(%a, %b, %c) : (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>)
-  return %r#1 : tensor<?xf64>
+func.func @g(%m: tensor<?x2xf64>, %init: tensor<2xf64>, %c: tensor<?x2xf64>) -> tensor<?x2xf64> {
+  %r:2 = soac.vjp @row_max(%m, %init, %c) wrt [0] : (tensor<?x2xf64>, tensor<2xf64>, tensor<?x2xf64>) -> (tensor<?x2xf64>, tensor<?x2xf64>)
+  return %r#1 : tensor<?x2xf64>
 }

@@ -539,3 +539,5 @@ def test_general_scan_operators(n):
     check_vjp(GENERAL_SCAN, "running_logsumexp", [rng.standard_normal(n)])
     check_vjp(GENERAL_SCAN, "running_product", [rng.uniform(0.5, 1.5, n) * rng.choice([-1, 1], n)])
     check_vjp(GENERAL_SCAN, "row_prefix", [rng.standard_normal((n, 2)), np.zeros(2)], wrt=[0])
+    # a tuple operator: composing linear functions (2 components)
+    check_vjp(LIBRARY, "recurrence", [rng.uniform(0.5, 1.5, n), rng.standard_normal(n)])
