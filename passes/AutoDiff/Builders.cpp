@@ -105,6 +105,18 @@ SmallVector<Value> buildScan(ImplicitLocOpBuilder &b, ValueRange inputs,
   return llvm::to_vector_of<Value>(scan.getResults());
 }
 
+SmallVector<Value> buildHistogram(ImplicitLocOpBuilder &b, ValueRange dests,
+                                  Value indices, ValueRange values,
+                                  ValueRange inits, BodyBuilder op) {
+  SmallVector<Type> argTypes(inits.getTypes());
+  llvm::append_range(argTypes, inits.getTypes());
+  Block *block = buildBody(b, argTypes, op);
+  auto histogram = ReduceByIndexOp::create(b, dests.getTypes(), dests, indices,
+                                           values, inits);
+  histogram.getBody().push_back(block);
+  return llvm::to_vector_of<Value>(histogram.getResults());
+}
+
 Value buildScatterAdd(ImplicitLocOpBuilder &b, Value dest, Value indices,
                       Value values) {
   Type row = rowType(dest.getType());

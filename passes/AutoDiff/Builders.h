@@ -39,6 +39,13 @@ llvm::SmallVector<mlir::Value> buildScan(mlir::ImplicitLocOpBuilder &b,
                                          mlir::ValueRange inits,
                                          BodyBuilder op);
 
+/// soac.reduce_by_index of `values` into `dests` at `indices` from neutral
+/// elements `inits`, operator as for buildReduce.
+llvm::SmallVector<mlir::Value>
+buildHistogram(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange dests,
+               mlir::Value indices, mlir::ValueRange values,
+               mlir::ValueRange inits, BodyBuilder op);
+
 /// soac.reduce_by_index (+) of the rows of `values` into `dest` at `indices`
 /// (scalar rows, or tensor rows added elementwise).
 mlir::Value buildScatterAdd(mlir::ImplicitLocOpBuilder &b, mlir::Value dest,

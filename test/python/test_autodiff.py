@@ -541,3 +541,61 @@ def test_general_scan_operators(n):
     check_vjp(GENERAL_SCAN, "row_prefix", [rng.standard_normal((n, 2)), np.zeros(2)], wrt=[0])
     # a tuple operator: composing linear functions (2 components)
     check_vjp(LIBRARY, "recurrence", [rng.uniform(0.5, 1.5, n), rng.standard_normal(n)])
+
+
+BIN_REDUCTIONS = """
+func.func @bin_max(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %r = soac.reduce_by_index dest(%dest : tensor<?xf64>) indices(%idx : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%ninf : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.maximumf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+func.func @bin_min(%dest: tensor<?xf64>, %idx: tensor<?xi64>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %r = soac.reduce_by_index dest(%dest : tensor<?xf64>) indices(%idx : tensor<?xi64>) ins(%v : tensor<?xf64>) init(%inf : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.minimumf %b, %a : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+func.func @bin_product(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %one = arith.constant 1.0 : f64
+  %r = soac.reduce_by_index dest(%dest : tensor<?xf64>) indices(%idx : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%one : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.mulf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+"""
+
+
+def test_reduce_by_index_min_max_and_product():
+    dest = rng.standard_normal(4)
+    idx = np.array([0, 2, 2, 5, 1, 0, -1, 2])
+    values = rng.standard_normal(8)
+    check_vjp(BIN_REDUCTIONS, "bin_max", [dest, idx, values], wrt=[0, 2])
+    check_vjp(BIN_REDUCTIONS, "bin_min", [dest, idx.astype(np.int64), values], wrt=[0, 2])
+    check_vjp(BIN_REDUCTIONS, "bin_product", [dest, idx, values], wrt=[0, 2])
+    # exact at zeros: one zero in bin 2 keeps only its own partial; two zeros none
+    with_zeros = values.copy()
+    with_zeros[1] = 0.0
+    check_vjp(BIN_REDUCTIONS, "bin_product", [dest, idx, with_zeros], wrt=[0, 2])
+    with_zeros[2] = 0.0
+    check_vjp(BIN_REDUCTIONS, "bin_product", [dest, idx, with_zeros], wrt=[0, 2])
+
+
+def test_bin_max_sends_ties_to_dest_first_then_the_first_value():
+    derivative = soac.vjp(BIN_REDUCTIONS, "bin_max", wrt=[0, 2])
+    dest = np.array([1.0, 0.0])
+    idx = np.array([0, 1, 1])
+    values = np.array([1.0, 3.0, 3.0])  # ties with dest in bin 0, between values in bin 1
+    _, d_dest, d_values = derivative(dest, idx, values, np.array([1.0, 1.0]))
+    np.testing.assert_array_equal(d_dest, [1.0, 0.0])
+    np.testing.assert_array_equal(d_values, [0.0, 1.0, 0.0])
