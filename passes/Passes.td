@@ -53,6 +53,26 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
   ];
 }
 
+def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
+  let summary = "Shrink SOACs: drop dead ones, unused results and inputs, identity rows";
+  let description = [{
+    Applies the canonicalization patterns of the soac ops (and erases SOACs
+    whose results are unused): a `soac.map` loses the results nobody reads and
+    the inputs its body never reads, a result that yields an input's row
+    unchanged becomes that input, and an input read only for its size is taken
+    from upstream so that its producer may die. Derivatives produce many of
+    these; `canonicalize` includes the same patterns among all others.
+
+    ```mlir
+    // before: the second result is unused, the second input unread
+    %r:2 = soac.map ins(%x, %y : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>, tensor<?xf32> { ... }
+    // after
+    %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> { ... }
+    ```
+  }];
+  let dependentDialects = ["soac::SoacDialect"];
+}
+
 def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
   let summary = "Lower soac ops on tensors to linalg.generic, scf loops and tensor ops";
   let description = [{

@@ -43,6 +43,7 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   // caller does not use, and fusion cross the call boundaries.
   pm.addPass(soac::createSoacAutodiff());
   pm.addPass(createInlinerPass());
+  pm.addPass(soac::createSoacSimplify());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

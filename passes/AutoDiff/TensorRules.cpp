@@ -4,7 +4,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -147,6 +151,66 @@ LogicalResult reverseOf(tensor::InsertSliceOp op, AdjointBuilder &a) {
   return success();
 }
 
+/// Each element is the body run on its indices: the return sweep runs the
+/// body again for every element (nested loops), seeded with the element's
+/// adjoint, carrying the adjoints of the values the body reads from outside.
+LogicalResult reverseOf(tensor::GenerateOp op, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value bar = a.adjoint(op.getResult());
+  Block &body = op.getBody().front();
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op.getBody(), captured);
+  SmallVector<Value> free;
+  for (Value value : captured)
+    if (a.isActive(value))
+      free.push_back(value);
+  if (free.empty())
+    return success();
+  SmallVector<Value> adjoints = llvm::map_to_vector(
+      free, [&](Value v) { return a.zerosLike(a.primal(v)); });
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto type = cast<RankedTensorType>(op.getType());
+  bool failedSweep = false;
+  // Loops over every dimension, innermost running the body's return sweep.
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, SmallVector<Value>,
+                                   ValueRange)>
+      loops = [&](ImplicitLocOpBuilder &lb, SmallVector<Value> indices,
+                  ValueRange state) -> SmallVector<Value> {
+    if (indices.size() == static_cast<size_t>(type.getRank())) {
+      AdjointBuilder scope(lb, a.activity(), body, &a, a.symbolTables(),
+                           /*sparseFreeReads=*/false);
+      for (auto [arg, index] : llvm::zip(body.getArguments(), indices))
+        scope.mapPrimal(arg, index);
+      scope.reexecute(body);
+      scope.accumulate(body.getTerminator()->getOperand(0),
+                       tensor::ExtractOp::create(lb, bar, indices));
+      for (auto [value, adjoint] : llvm::zip(free, state))
+        scope.seedOuterAdjoint(value, adjoint);
+      if (failed(scope.sweep(body)))
+        failedSweep = true;
+      return llvm::map_to_vector(
+          free, [&](Value v) { return scope.outerAdjoints().lookup(v); });
+    }
+    Value extent = tensor::DimOp::create(lb, bar, indices.size());
+    auto loop = scf::ForOp::create(
+        lb, zero, extent, one, state,
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange carried) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> inner(indices);
+          inner.push_back(i);
+          scf::YieldOp::create(ib, loops(ib, inner, carried));
+        });
+    return llvm::to_vector_of<Value>(loop.getResults());
+  };
+  SmallVector<Value> totals = loops(b, {}, adjoints);
+  if (failedSweep)
+    return failure();
+  for (auto [value, total] : llvm::zip(free, totals))
+    a.accumulate(value, total);
+  return success();
+}
+
 LogicalResult reverseOf(tensor::CastOp op, AdjointBuilder &a) {
   a.accumulate(op.getSource(),
                tensor::CastOp::create(a.builder(), op.getSource().getType(),
@@ -158,7 +222,7 @@ void registerTensorRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
     attachRules<tensor::ExtractOp, tensor::InsertOp, tensor::SplatOp,
                 tensor::FromElementsOp, tensor::CastOp, tensor::ExtractSliceOp,
-                tensor::InsertSliceOp>(context);
+                tensor::InsertSliceOp, tensor::GenerateOp>(context);
   });
 }
 

@@ -599,3 +599,26 @@ def test_bin_max_sends_ties_to_dest_first_then_the_first_value():
     _, d_dest, d_values = derivative(dest, idx, values, np.array([1.0, 1.0]))
     np.testing.assert_array_equal(d_dest, [1.0, 0.0])
     np.testing.assert_array_equal(d_values, [0.0, 1.0, 0.0])
+
+
+GENERATE = """
+// an outer-product-like table built element by element from free values
+func.func @table(%x: tensor<?xf64>, %y: tensor<3xf64>, %s: f64) -> tensor<?x3xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %t = tensor.generate %n {
+  ^bb0(%i: index, %j: index):
+    %a = tensor.extract %x[%i] : tensor<?xf64>
+    %b = tensor.extract %y[%j] : tensor<3xf64>
+    %p = arith.mulf %a, %b : f64
+    %q = math.sin %p : f64
+    %r = arith.mulf %q, %s : f64
+    tensor.yield %r : f64
+  } : tensor<?x3xf64>
+  return %t : tensor<?x3xf64>
+}
+"""
+
+
+def test_tensor_generate():
+    check_vjp(GENERATE, "table", [rng.standard_normal(4), rng.standard_normal(3), np.float64(0.7)])
