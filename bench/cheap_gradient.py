@@ -14,19 +14,14 @@ CPU with all cores, in one run.
 from __future__ import annotations
 
 import argparse
-import pathlib
-import statistics
-import time
 
 import numpy as np
+from common import ROOT, median_seconds, write_section
 
 import soac
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-REPORT = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- cheap-gradient:begin -->", "<!-- cheap-gradient:end -->"
-
-PROGRAM = """
+# @gather_squares comes from the library of examples.
+PROGRAM = (ROOT / "examples" / "soacs.mlir").read_text() + """
 // three steps of x <- cumsum(sin(x) * w) / n, then the sum of squares
 func.func @mixed(%x: tensor<?xf64>, %w: f64) -> f64 {
   %c0 = arith.constant 0 : index
@@ -68,32 +63,8 @@ func.func @mixed(%x: tensor<?xf64>, %w: f64) -> f64 {
   return %total : f64
 }
 
-func.func @gather_squares(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> f64 {
-  %zero = arith.constant 0.0 : f64
-  %g = soac.map ins(%idx : tensor<?xindex>) -> tensor<?xf64> {
-  ^bb0(%i: index):
-    %v = tensor.extract %x[%i] : tensor<?xf64>
-    %s = arith.mulf %v, %v : f64
-    soac.yield %s : f64
-  }
-  %r = soac.reduce ins(%g : tensor<?xf64>) init(%zero : f64) -> f64 {
-  ^bb0(%a: f64, %b: f64):
-    %t = arith.addf %a, %b : f64
-    soac.yield %t : f64
-  }
-  return %r : f64
-}
 """
 
-
-def median_seconds(function, repeats: int) -> float:
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def run(sizes: list[int], repeats: int) -> list[tuple]:
@@ -137,16 +108,6 @@ def markdown(rows, repeats: int) -> str:
     return "\n".join(lines)
 
 
-def write_report(table: str) -> None:
-    text = REPORT.read_text()
-    section = f"{BEGIN}\n{table}\n{END}"
-    if BEGIN in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n## Reverse mode: the cheap-gradient principle\n\n" + section + "\n"
-    REPORT.write_text(text)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -158,7 +119,7 @@ def main() -> None:
     print()
     print(table)
     if not options.no_write:
-        write_report(table)
+        write_section("cheap-gradient", "Reverse mode: the cheap-gradient principle", table)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-REPORT = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- checkpoint-memory:begin -->", "<!-- checkpoint-memory:end -->"
+from common import write_section
 
 PROGRAM = """
 func.func @iterate(%x: tensor<?xf64>, %w: f64, %steps: index) -> f64 {
@@ -111,14 +108,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if not options.no_write:
-        text = REPORT.read_text()
-        section = f"{BEGIN}\n{table}\n{END}"
-        if BEGIN in text:
-            head, rest = text.split(BEGIN, 1)
-            text = head + section + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip() + "\n\n## Reverse mode: loop checkpoints and memory\n\n" + section + "\n"
-        REPORT.write_text(text)
+        write_section("checkpoint-memory", "Reverse mode: loop checkpoints and memory", table)
 
 
 if __name__ == "__main__":

@@ -14,30 +14,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import pathlib
 import platform
-import statistics
-import time
 
 import numpy as np
+from common import ROOT, median_seconds, write_section
 
 import soac
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-REPORT = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- cpu-soacs:begin -->", "<!-- cpu-soacs:end -->"
-
 PROGRAMS = (ROOT / "examples" / "soacs.mlir").read_text()
 
-
-def median_seconds(function, repeats: int) -> float:
-    function()  # warm up: page in inputs, first-touch outputs
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def scatter_numpy(dest, idx, x):
@@ -133,16 +118,6 @@ def markdown(rows: list[dict], n: int, repeats: int) -> str:
     return "\n".join(lines)
 
 
-def write_report(table: str) -> None:
-    text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n"
-    section = f"{BEGIN}\n{table}\n{END}"
-    if BEGIN in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n## CPU: SOACs against numpy\n\n" + section + "\n"
-    REPORT.write_text(text)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,8 +130,7 @@ def main() -> None:
     print()
     print(table)
     if not options.no_write:
-        write_report(table)
-        print(f"\nupdated {REPORT.relative_to(ROOT)}")
+        write_section("cpu-soacs", "CPU: SOACs against numpy", table)
 
 
 if __name__ == "__main__":

@@ -139,3 +139,21 @@ func.func @argmax_bins(%best: tensor<?xf64>, %where: tensor<?xi64>, %idx: tensor
   }
   return %r#0, %r#1 : tensor<?xf64>, tensor<?xi64>
 }
+
+// sum_i x[idx[i]]^2: reads x at data-dependent indices (the cheap-gradient
+// benchmark: its gradient is a sparse scatter-add, reduce_by_index (+))
+func.func @gather_squares(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %g = soac.map ins(%idx : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    %s = arith.mulf %v, %v : f64
+    soac.yield %s : f64
+  }
+  %r = soac.reduce ins(%g : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : f64
+}

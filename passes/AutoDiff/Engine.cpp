@@ -76,6 +76,16 @@ bool AdjointBuilder::isActive(Value original) const {
   return activityInfo.isActive(original);
 }
 
+SmallVector<Value> AdjointBuilder::activeFreeValues(Operation *op) const {
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  SmallVector<Value> free;
+  for (Value value : captured)
+    if (isActive(value))
+      free.push_back(value);
+  return free;
+}
+
 bool AdjointBuilder::isOuter(Value original) const {
   return !block.getParent()->isAncestor(original.getParentRegion());
 }

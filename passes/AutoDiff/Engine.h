@@ -73,6 +73,8 @@ public:
   const Activity &activity() const { return activityInfo; }
 
   bool isActive(mlir::Value original) const;
+  /// The active values that `op`'s regions read from outside `op`.
+  llvm::SmallVector<mlir::Value> activeFreeValues(mlir::Operation *op) const;
   /// Defined outside this scope's block (a free value of the scope).
   bool isOuter(mlir::Value original) const;
 

@@ -16,12 +16,7 @@ namespace soac::autodiff {
 LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   // Values read from outside the branches (yielded ones included).
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  SmallVector<Value> free;
-  for (Value value : captured)
-    if (a.isActive(value))
-      free.push_back(value);
+  SmallVector<Value> free = a.activeFreeValues(op);
   SmallVector<Type> types = llvm::map_to_vector(
       free, [&](Value v) { return a.primal(v).getType(); });
   auto reverse =
@@ -59,6 +54,26 @@ namespace {
 
 } // namespace
 
+namespace {
+
+/// Clones the ops of `block` with `args` bound to its arguments (free values
+/// read through `a`); returns the mapped operands of its terminator.
+SmallVector<Value> cloneBlock(ImplicitLocOpBuilder &b, AdjointBuilder &a,
+                              Block &block, ValueRange args) {
+  IRMapping mapping;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(*block.getParent(), captured);
+  for (Value value : captured)
+    mapping.map(value, a.primal(value));
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  return llvm::map_to_vector(block.getTerminator()->getOperands(),
+                             [&](Value v) { return mapping.lookupOrDefault(v); });
+}
+
+} // namespace
+
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
 /// start of the iteration (the only tape soac keeps). The return sweep runs
 /// the iterations backwards; each restores its checkpoint, re-executes the
@@ -87,21 +102,9 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
         SmallVector<Value> saved;
         for (auto [value, store] : llvm::zip(state.take_front(n), state.drop_front(n)))
           saved.push_back(insertRow(ib, value, store, k));
-        Value iv = inductionValue(ib, lb, step, k);
-        IRMapping mapping;
-        mapping.map(loop.getInductionVar(), iv);
-        mapping.map(loop.getRegionIterArgs(), state.take_front(n));
-        for (Value captured : [&] {
-               llvm::SetVector<Value> values;
-               getUsedValuesDefinedAbove(loop.getRegion(), values);
-               return values;
-             }())
-          mapping.map(captured, a.primal(captured));
-        for (Operation &op : body.without_terminator())
-          ib.clone(op, mapping);
-        SmallVector<Value> next = llvm::map_to_vector(
-            body.getTerminator()->getOperands(),
-            [&](Value v) { return mapping.lookupOrDefault(v); });
+        SmallVector<Value> args{inductionValue(ib, lb, step, k)};
+        llvm::append_range(args, state.take_front(n));
+        SmallVector<Value> next = cloneBlock(ib, a, body, args);
         llvm::append_range(next, saved);
         scf::YieldOp::create(ib, next);
       });
@@ -114,12 +117,7 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   for (auto [j, arg] : llvm::enumerate(loop.getRegionIterArgs()))
     if (a.isActive(arg))
       activeCarried.push_back(j);
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(loop.getRegion(), captured);
-  SmallVector<Value> free;
-  for (Value value : captured)
-    if (a.isActive(value))
-      free.push_back(value);
+  SmallVector<Value> free = a.activeFreeValues(loop);
   SmallVector<Value> adjoints;
   for (unsigned j : activeCarried)
     adjoints.push_back(a.adjointOrZero(loop.getResult(j)));
@@ -166,37 +164,6 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
     a.accumulate(value, reverse.getResult(activeCarried.size() + position));
   return success();
 }
-
-namespace {
-
-/// Clones the ops of `block` with `args` bound to its arguments (free values
-/// read through `a`); returns the mapped operands of its terminator.
-SmallVector<Value> cloneBlock(ImplicitLocOpBuilder &b, AdjointBuilder &a,
-                              Block &block, ValueRange args) {
-  IRMapping mapping;
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(*block.getParent(), captured);
-  for (Value value : captured)
-    mapping.map(value, a.primal(value));
-  mapping.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
-  return llvm::map_to_vector(block.getTerminator()->getOperands(),
-                             [&](Value v) { return mapping.lookupOrDefault(v); });
-}
-
-/// The active values read inside `op`'s regions from outside.
-SmallVector<Value> activeFreeValues(Operation *op, AdjointBuilder &a) {
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  SmallVector<Value> free;
-  for (Value value : captured)
-    if (a.isActive(value))
-      free.push_back(value);
-  return free;
-}
-
-} // namespace
 
 /// A while loop: count its iterations, then run it again as a for loop that
 /// saves the carried values before each test (one checkpoint per iteration,
@@ -267,7 +234,7 @@ LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
   SmallVector<Value> checkpoints =
       llvm::to_vector_of<Value>(record.getResults().drop_front(n));
 
-  SmallVector<Value> free = activeFreeValues(loop, a);
+  SmallVector<Value> free = a.activeFreeValues(loop);
   bool failedSweep = false;
   /// Sweeps `block` (re-executed with `args`), seeding its terminator's
   /// operands from `seeds` (positions `first`...); returns the adjoints of

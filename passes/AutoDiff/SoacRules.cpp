@@ -300,9 +300,7 @@ LogicalResult reverseGeneralReduce(ReduceOp reduce, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Block &op = reduce.getBody().front();
   unsigned k = reduce.getInits().size();
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(reduce.getBody(), captured);
-  if (llvm::any_of(captured, [&](Value v) { return a.isActive(v); }) ||
+  if (!a.activeFreeValues(reduce).empty() ||
       llvm::any_of(reduce.getInits().getTypes(), llvm::IsaPred<RankedTensorType>))
     return reduce.emitOpError()
            << "has a general operator on tensor rows or reading differentiated "
@@ -473,10 +471,8 @@ LogicalResult reverseGeneralScan(ScanOp scan, AdjointBuilder &a, Value iota,
   ImplicitLocOpBuilder &b = a.builder();
   Block &op = scan.getBody().front();
   unsigned k = scan.getInits().size();
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(scan.getBody(), captured);
   if (llvm::any_of(scan.getInits().getTypes(), llvm::IsaPred<RankedTensorType>) ||
-      llvm::any_of(captured, [&](Value v) { return a.isActive(v); }))
+      !a.activeFreeValues(scan).empty())
     return scan.emitOpError()
            << "has an operator whose reverse-mode rule is not implemented yet: "
               "supported are + (any rows, per component) and any associative "

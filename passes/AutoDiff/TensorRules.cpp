@@ -158,12 +158,7 @@ LogicalResult reverseOf(tensor::GenerateOp op, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Value bar = a.adjoint(op.getResult());
   Block &body = op.getBody().front();
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op.getBody(), captured);
-  SmallVector<Value> free;
-  for (Value value : captured)
-    if (a.isActive(value))
-      free.push_back(value);
+  SmallVector<Value> free = a.activeFreeValues(op);
   if (free.empty())
     return success();
   SmallVector<Value> adjoints = llvm::map_to_vector(

@@ -1,0 +1,39 @@
+"""What the benchmark scripts share: timing and writing their section of
+docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import pathlib
+import statistics
+import time
+from collections.abc import Callable
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+REPORT = ROOT / "docs" / "benchmarks.md"
+
+
+def median_seconds(function: Callable[[], object], repeats: int) -> float:
+    """Median wall time of `repeats` calls, after one warm-up call (inputs
+    paged in, outputs touched once)."""
+    function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def write_section(name: str, title: str, table: str) -> None:
+    """Replaces the section between `<!-- name:begin -->` and `<!-- name:end -->`
+    of docs/benchmarks.md with `table`, or appends it under `title`."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n"
+    section = f"{begin}\n{table}\n{end}"
+    if begin in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip() + f"\n\n## {title}\n\n{section}\n"
+    REPORT.write_text(text)
+    print(f"updated {REPORT.relative_to(ROOT)}")
