@@ -34,7 +34,7 @@ from mlir import ir, passmanager
 from mlir.dialects import arith, func
 
 from . import builders
-from .compiler import CpuOptions, _as_module, compile
+from .compiler import CpuOptions, as_module, compile
 from .diagnostics import diagnostic_lines, verify
 from .errors import Error, LoweringError
 from .runtime.abi import CompiledFunction
@@ -91,7 +91,7 @@ def grad(
 
 
 def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, *, scalar_seed: bool) -> Derivative:
-    source = _as_module(module)
+    source = as_module(module)
     with source.context, ir.Location.unknown():
         copy = ir.Module.parse(source.operation.get_asm(enable_debug_info=True))
         callee = _find_function(copy, function)

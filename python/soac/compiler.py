@@ -61,7 +61,7 @@ def lower(
     calls (the others become private and ``symbol-dce`` drops them).
     Raises :class:`soac.LoweringError` naming the op that could not be lowered.
     """
-    module = _as_module(module)
+    module = as_module(module)
     with module.context:
         # A copy that keeps the source locations, for the diagnostics.
         lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
@@ -122,7 +122,7 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
         raise Error(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
     if emit not in EMITS:
         raise Error(f"unknown emit {emit!r}; available: {', '.join(EMITS)}")
-    module = _as_module(module)
+    module = as_module(module)
     with module.context:
         available = public_functions(module)
         if function not in available:
@@ -139,7 +139,8 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
         return _jit_cache[key]
 
 
-def _as_module(module: ir.Module | str) -> ir.Module:
+def as_module(module: ir.Module | str) -> ir.Module:
+    """``module`` itself, or MLIR text parsed into a module of a new context."""
     if isinstance(module, ir.Module):
         return module
     if isinstance(module, str):
