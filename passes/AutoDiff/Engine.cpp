@@ -177,10 +177,10 @@ LogicalResult AdjointBuilder::sweep(Block &source) {
   return success();
 }
 
-FailureOr<SmallVector<Value>> AdjointBuilder::pullBack(Block &source,
-                                                      ValueRange args,
-                                                      ValueRange seeds) {
-  AdjointBuilder scope(b, activityInfo, source, this, symbols);
+FailureOr<SmallVector<Value>>
+AdjointBuilder::pullBack(ImplicitLocOpBuilder &at, Block &source,
+                         ValueRange args, ValueRange seeds) {
+  AdjointBuilder scope(at, activityInfo, source, this, symbols);
   for (auto [arg, value] : llvm::zip(source.getArguments(), args))
     scope.mapPrimal(arg, value);
   scope.reexecute(source);
@@ -192,6 +192,21 @@ FailureOr<SmallVector<Value>> AdjointBuilder::pullBack(Block &source,
   return llvm::map_to_vector(source.getArguments(), [&](Value arg) {
     return scope.adjointOrZero(arg);
   });
+}
+
+SmallVector<Value> AdjointBuilder::cloneBlock(ImplicitLocOpBuilder &at,
+                                              Block &source, ValueRange args) {
+  IRMapping mapping;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(*source.getParent(), captured);
+  for (Value value : captured)
+    mapping.map(value, primal(value));
+  mapping.map(source.getArguments(), args);
+  for (Operation &op : source.without_terminator())
+    at.clone(op, mapping);
+  return llvm::map_to_vector(
+      source.getTerminator()->getOperands(),
+      [&](Value v) { return mapping.lookupOrDefault(v); });
 }
 
 Value AdjointBuilder::zerosLike(Value value) {

@@ -105,9 +105,16 @@ public:
 
   /// The adjoints of the arguments of `block` (an operator, without active
   /// free values) run on `args`, given `seeds` for its terminator operands:
-  /// re-executed and swept in a nested scope at the insertion point.
+  /// re-executed and swept in a nested scope, built with `at`.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
-  pullBack(mlir::Block &block, mlir::ValueRange args, mlir::ValueRange seeds);
+  pullBack(mlir::ImplicitLocOpBuilder &at, mlir::Block &block,
+           mlir::ValueRange args, mlir::ValueRange seeds);
+  /// Clones the ops of `block` with `at`, its arguments bound to `args` and
+  /// the values it reads from outside to their re-executed counterparts;
+  /// returns what its terminator would yield.
+  llvm::SmallVector<mlir::Value> cloneBlock(mlir::ImplicitLocOpBuilder &at,
+                                            mlir::Block &block,
+                                            mlir::ValueRange args);
 
   /// Re-executes the ops of `block` (not its terminator); its arguments must
   /// have been mapped.

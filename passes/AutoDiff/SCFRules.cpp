@@ -54,26 +54,6 @@ namespace {
 
 } // namespace
 
-namespace {
-
-/// Clones the ops of `block` with `args` bound to its arguments (free values
-/// read through `a`); returns the mapped operands of its terminator.
-SmallVector<Value> cloneBlock(ImplicitLocOpBuilder &b, AdjointBuilder &a,
-                              Block &block, ValueRange args) {
-  IRMapping mapping;
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(*block.getParent(), captured);
-  for (Value value : captured)
-    mapping.map(value, a.primal(value));
-  mapping.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
-  return llvm::map_to_vector(block.getTerminator()->getOperands(),
-                             [&](Value v) { return mapping.lookupOrDefault(v); });
-}
-
-} // namespace
-
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
 /// start of the iteration (the only tape soac keeps). The return sweep runs
 /// the iterations backwards; each restores its checkpoint, re-executes the
@@ -104,7 +84,7 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
           saved.push_back(insertRow(ib, value, store, k));
         SmallVector<Value> args{inductionValue(ib, lb, step, k)};
         llvm::append_range(args, state.take_front(n));
-        SmallVector<Value> next = cloneBlock(ib, a, body, args);
+        SmallVector<Value> next = a.cloneBlock(ib, body, args);
         llvm::append_range(next, saved);
         scf::YieldOp::create(ib, next);
       });
@@ -189,15 +169,15 @@ LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
     Block *test = b.createBlock(&count.getBefore(), {}, countedTypes,
                                 SmallVector<Location>(n + 1, b.getLoc()));
     SmallVector<Value> tested =
-        cloneBlock(b, a, before, test->getArguments().take_front(n));
+        a.cloneBlock(b, before, test->getArguments().take_front(n));
     SmallVector<Value> forwarded(ArrayRef<Value>(tested).drop_front());
     forwarded.push_back(test->getArgument(n));
     scf::ConditionOp::create(b, tested[0], forwarded);
     SmallVector<Type> forwardedTypes(ValueRange(forwarded).getTypes());
     Block *step = b.createBlock(&count.getAfter(), {}, forwardedTypes,
                                 SmallVector<Location>(forwardedTypes.size(), b.getLoc()));
-    SmallVector<Value> next = cloneBlock(
-        b, a, after, step->getArguments().drop_back());
+    SmallVector<Value> next = a.cloneBlock(
+        b, after, step->getArguments().drop_back());
     next.push_back(arith::AddIOp::create(b, step->getArguments().back(), one));
     scf::YieldOp::create(b, next);
   }
@@ -223,9 +203,9 @@ LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
           ib.setInsertionPointToStart(iterate.thenBlock());
           scf::YieldOp::create(ib, state.take_front(n));
           ib.setInsertionPointToStart(iterate.elseBlock());
-          SmallVector<Value> tested = cloneBlock(ib, a, before, state.take_front(n));
+          SmallVector<Value> tested = a.cloneBlock(ib, before, state.take_front(n));
           scf::YieldOp::create(
-              ib, cloneBlock(ib, a, after, ArrayRef<Value>(tested).drop_front()));
+              ib, a.cloneBlock(ib, after, ArrayRef<Value>(tested).drop_front()));
         }
         llvm::append_range(next, iterate.getResults());
         llvm::append_range(next, saved);
@@ -284,7 +264,7 @@ LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
             ib, arith::SubIOp::create(ib, trips, one), step);
         SmallVector<Value> restored = llvm::map_to_vector(
             checkpoints, [&](Value store) { return extractRow(ib, store, k); });
-        SmallVector<Value> tested = cloneBlock(ib, a, before, restored);
+        SmallVector<Value> tested = a.cloneBlock(ib, before, restored);
         SmallVector<Value> freeState(adjoints.drop_front(n));
         SmallVector<Value> forwarded = sweepBlock(
             ib, after, ArrayRef<Value>(tested).drop_front(), 0,

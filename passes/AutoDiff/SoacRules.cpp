@@ -349,34 +349,22 @@ LogicalResult reverseGeneralReduce(ReduceOp reduce, AdjointBuilder &a) {
               ib, lastRow, inits[j], extractRow(ib, suffix.getResult(j), after)));
         }
         SmallVector<Value> values(row.drop_front());
-        AdjointBuilder &outer = a;
         // t = l ⊙ x, z = t ⊙ r
-        IRMapping mapping;
         SmallVector<Value> lx(left);
         llvm::append_range(lx, values);
-        mapping.map(op.getArguments(), lx);
-        for (Operation &o : op.without_terminator())
-          ib.clone(o, mapping);
-        SmallVector<Value> t = llvm::map_to_vector(
-            op.getTerminator()->getOperands(),
-            [&](Value v) { return mapping.lookupOrDefault(v); });
-        OpBuilder::InsertionGuard guard(outer.builder());
-        outer.builder().setInsertionPoint(ib.getInsertionBlock(), ib.getInsertionPoint());
-        SmallVector<Value> tr(t);
+        SmallVector<Value> tr = a.cloneBlock(ib, op, lx);
         llvm::append_range(tr, right);
-        FailureOr<SmallVector<Value>> throughRight = outer.pullBack(op, tr, seeds);
+        FailureOr<SmallVector<Value>> throughRight = a.pullBack(ib, op, tr, seeds);
         if (failed(throughRight)) {
           failedSweep = true;
           return SmallVector<Value>(values);
         }
         SmallVector<Value> tBar(ArrayRef<Value>(*throughRight).take_front(k));
-        FailureOr<SmallVector<Value>> throughLeft = outer.pullBack(op, lx, tBar);
+        FailureOr<SmallVector<Value>> throughLeft = a.pullBack(ib, op, lx, tBar);
         if (failed(throughLeft)) {
           failedSweep = true;
           return SmallVector<Value>(values);
         }
-        ib.setInsertionPoint(outer.builder().getInsertionBlock(),
-                             outer.builder().getInsertionPoint());
         return SmallVector<Value>(ArrayRef<Value>(*throughLeft).drop_front(k));
       });
   if (failedSweep)
@@ -509,15 +497,11 @@ LogicalResult reverseGeneralScan(ScanOp scan, AdjointBuilder &a, Value iota,
                                                  extractRow(ib, ys[l], before)));
         llvm::append_range(args, row.drop_front());
         SmallVector<Value> c(k * k), g(k * k);
-        OpBuilder::InsertionGuard guard(b);
         for (unsigned m = 0; m < k; ++m) {
-          b.setInsertionPoint(ib.getInsertionBlock(), ib.getInsertionPoint());
           SmallVector<Value> seeds;
           for (unsigned l = 0; l < k; ++l)
             seeds.push_back(constant(ib, l, l == m ? 1.0 : 0.0));
-          b.setInsertionPoint(ib.getInsertionBlock(), ib.getInsertionPoint());
-          FailureOr<SmallVector<Value>> pulled = a.pullBack(op, args, seeds);
-          ib.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+          FailureOr<SmallVector<Value>> pulled = a.pullBack(ib, op, args, seeds);
           if (failed(pulled)) {
             failedSweep = true;
             return SmallVector<Value>(2 * k * k, args.front());
