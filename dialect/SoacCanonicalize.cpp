@@ -114,15 +114,10 @@ struct ReadSizeUpstream : OpRewritePattern<MapOp> {
     if (!producer)
       return failure();
     Value upstream = producer.getInputs()[0];
-    auto type = cast<RankedTensorType>(upstream.getType());
     Block &body = map.getBody().front();
     rewriter.modifyOpInPlace(map, [&] {
       map.getInputsMutable().assign(upstream);
-      body.getArgument(0).setType(type.getRank() == 1
-                                      ? type.getElementType()
-                                      : Type(RankedTensorType::get(
-                                            type.getShape().drop_front(),
-                                            type.getElementType())));
+      body.getArgument(0).setType(rowType(upstream.getType()));
     });
     return success();
   }

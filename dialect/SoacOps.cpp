@@ -21,17 +21,15 @@ using namespace soac;
 // Shared rules
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// The type of one row of `type`: the element type for rank 1, otherwise the
-/// tensor of the remaining dimensions.
-Type rowType(Type type) {
+Type soac::rowType(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   if (tensor.getRank() == 1)
     return tensor.getElementType();
   return RankedTensorType::get(tensor.getShape().drop_front(),
                                tensor.getElementType());
 }
+
+namespace {
 
 SmallVector<Type> rowTypes(ValueRange tensors) {
   return llvm::map_to_vector(tensors,

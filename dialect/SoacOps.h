@@ -13,4 +13,10 @@
 #define GET_OP_CLASSES
 #include "dialect/SoacOps.h.inc"
 
+namespace soac {
+/// The type of one row of a ranked tensor: its element type at rank 1,
+/// otherwise the tensor of the remaining dimensions.
+mlir::Type rowType(mlir::Type tensorType);
+} // namespace soac
+
 #endif // SOAC_DIALECT_SOACOPS_H

@@ -1,6 +1,7 @@
 //===- Rows.cpp - reading and writing rows of tensors ---------------------===//
 #include "passes/Rows.h"
 
+#include "dialect/SoacOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -16,10 +17,8 @@ Value extractRow(ImplicitLocOpBuilder &b, Value tensor, Value i) {
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), tensor);
   sizes[0] = b.getIndexAttr(1);
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-  auto rowType = RankedTensorType::get(type.getShape().drop_front(),
-                                       type.getElementType());
-  return tensor::ExtractSliceOp::create(b, rowType, tensor, offsets, sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(
+      b, cast<RankedTensorType>(rowType(type)), tensor, offsets, sizes, strides);
 }
 
 Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i) {

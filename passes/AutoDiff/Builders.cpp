@@ -8,14 +8,6 @@ using namespace mlir;
 
 namespace soac::autodiff {
 
-Type rowType(Type tensorType) {
-  auto tensor = cast<RankedTensorType>(tensorType);
-  if (tensor.getRank() == 1)
-    return tensor.getElementType();
-  return RankedTensorType::get(tensor.getShape().drop_front(),
-                               tensor.getElementType());
-}
-
 Value floatConstant(ImplicitLocOpBuilder &b, Type type, double value) {
   return arith::ConstantOp::create(b, type, b.getFloatAttr(type, value));
 }

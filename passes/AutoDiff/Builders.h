@@ -17,9 +17,6 @@ namespace soac::autodiff {
 using BodyBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
     mlir::ImplicitLocOpBuilder &, mlir::ValueRange)>;
 
-/// The type of one row of a ranked tensor.
-mlir::Type rowType(mlir::Type tensorType);
-
 /// soac.map over the rows of `inputs`; `body` gets one row per input and
 /// returns the rows of the results.
 llvm::SmallVector<mlir::Value> buildMap(mlir::ImplicitLocOpBuilder &b,
