@@ -25,33 +25,56 @@ from . import _soac, builders, dialect
 from .runtime.abi import load_library
 from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
-from .autodiff import Derivative, grad, vjp
+from .autodiff import Derivative
 from .compiler import compile, lower
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
+# The frontend's grad/vjp also take MLIR modules (dispatching to soac.autodiff).
+from .frontend import (
+    ArgSpec, Array, TraceError, cond, fori_loop, grad, iota, jit, map, reduce, reduce_by_index,
+    scan, scatter, value_and_grad, vjp, while_loop,
+)
+from . import math, numpy  # noqa: E402  (namespaces of the frontend)
+
 __all__ = [
+    "ArgSpec",
+    "Array",
     "BuildError",
     "Derivative",
     "Error",
     "InterpretError",
     "LoweringError",
     "ParseError",
+    "TraceError",
     "VerificationError",
     "builders",
     "compile",
+    "cond",
     "dialect",
+    "fori_loop",
     "get_num_threads",
     "grad",
     "interpret",
+    "iota",
+    "jit",
     "load_library",
     "lower",
+    "map",
+    "math",
+    "numpy",
     "parse",
     "parse_file",
+    "reduce",
+    "reduce_by_index",
     "register_dialect",
+    "scan",
+    "scatter",
     "set_num_threads",
+    "value_and_grad",
     "verify",
     "vjp",
+    "while_loop",
 ]
 
 

@@ -91,17 +91,26 @@ def grad(
 
 
 def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, *, scalar_seed: bool) -> Derivative:
+    def add_wrapper(copy: ir.Module, callee, name: str) -> None:
+        if scalar_seed:
+            results = list(ir.FunctionType(callee.function_type.value).results)
+            if len(results) != 1 or not isinstance(results[0], ir.FloatType):
+                raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
+        _add_wrapper(copy, callee, name, wrt, scalar_seed)
+
+    return derive(module, function, "grad" if scalar_seed else "vjp", add_wrapper, options, checkpoint_levels)
+
+
+def derive(module, function: str, suffix: str, add_wrapper, options: CpuOptions, checkpoint_levels: int = 1) -> Derivative:
+    """Compiles ``@<function>_<suffix>``, which ``add_wrapper(copy, callee,
+    name)`` adds to a copy of the module around soac.vjp/soac.jvp ops of
+    ``@function``, after expanding them with ``soac-autodiff``."""
     source = as_module(module)
     with source.context, ir.Location.unknown():
         copy = ir.Module.parse(source.operation.get_asm(enable_debug_info=True))
         callee = _find_function(copy, function)
-        signature = ir.FunctionType(callee.function_type.value)
-        if scalar_seed:
-            results = list(signature.results)
-            if len(results) != 1 or not isinstance(results[0], ir.FloatType):
-                raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
-        name = _fresh_name(copy, f"{function}_{'grad' if scalar_seed else 'vjp'}")
-        _add_wrapper(copy, callee, name, wrt, scalar_seed)
+        name = _fresh_name(copy, f"{function}_{suffix}")
+        add_wrapper(copy, callee, name)
         verify(copy)  # e.g. wrt naming an integer argument
         try:
             pipeline = f"builtin.module(soac-autodiff{{checkpoint-levels={checkpoint_levels}}},canonicalize,cse)"
@@ -138,9 +147,18 @@ def _add_wrapper(module: ir.Module, callee, name: str, wrt, scalar_seed: bool) -
         wrapper = func.FuncOp(name, (inputs, outputs))
         block = wrapper.add_entry_block()
     with ir.InsertionPoint(block):
-        args = list(block.arguments)
-        if scalar_seed:
-            args.append(arith.constant(signature.results[0], 1.0))
-        values = builders.vjp(callee, args, wrt=wrt)
-        values = values if isinstance(values, list) else [values]
-        func.ReturnOp(values[len(signature.results) :] if scalar_seed else values)
+        func.ReturnOp(emit_vjp(callee, list(block.arguments), wrt, scalar_seed))
+
+
+def emit_vjp(callee, args: Sequence[ir.Value], wrt: Sequence[int] | None, scalar_seed: bool) -> list[ir.Value]:
+    """``soac.vjp @callee`` at the insertion point: with ``scalar_seed`` (grad),
+    ``args`` are the callee's arguments, the cotangent is 1.0 and only the
+    gradients are returned; otherwise ``args`` end with the cotangents and the
+    results come before the gradients. Shared by modules and traced functions."""
+    signature = ir.FunctionType(callee.function_type.value)
+    args = list(args)
+    if scalar_seed:
+        args.append(arith.constant(signature.results[0], 1.0))
+    values = builders.vjp(callee, args, wrt=wrt)
+    values = values if isinstance(values, list) else [values]
+    return values[len(signature.results) :] if scalar_seed else values

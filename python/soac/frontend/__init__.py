@@ -1,0 +1,29 @@
+"""The tracing frontend: plain Python functions on arrays become soac IR.
+
+``soac.jit`` traces a function on symbolic arrays (:class:`Array`): Python
+operators and ``soac.math`` emit arith/math ops, ``soac.map`` and the other
+combinators take Python callables as bodies, ``soac.fori_loop``,
+``soac.while_loop`` and ``soac.cond`` emit scf ops, ``soac.numpy`` is a
+numpy-like layer made of SOACs, and ``soac.grad`` / ``soac.vjp`` /
+``soac.value_and_grad`` differentiate traced functions. Ops carry the
+user's source locations; mistakes raise :class:`TraceError` at the user's line.
+
+One module per job: ``locations`` (source locations, errors), ``tracing``
+(trace state, Python values to IR), ``array`` (the traced array and its
+operators), ``elementwise`` (broadcasting), ``combinators`` (SOACs),
+``control`` (scf), ``math``, ``numpy``, ``jit`` and ``transforms`` (derivatives).
+"""
+
+from .array import Array  # first: the other modules build on it
+from . import math, numpy  # noqa: I001
+from .combinators import iota, map, reduce, reduce_by_index, scan, scatter
+from .control import cond, fori_loop, while_loop
+from .jit import Function, Traced, jit
+from .locations import TraceError
+from .tracing import ArgSpec
+from .transforms import grad, value_and_grad, vjp
+
+__all__ = [
+    "ArgSpec", "Array", "Function", "TraceError", "Traced", "cond", "fori_loop", "grad", "iota", "jit", "map",
+    "math", "numpy", "reduce", "reduce_by_index", "scan", "scatter", "value_and_grad", "vjp", "while_loop",
+]

@@ -1,0 +1,191 @@
+"""Elementwise operations with numpy broadcasting, built from ``soac.map``.
+
+Operands are aligned on their trailing axes; the rows of the highest-rank
+operands are mapped, lower-rank operands are free values of the map body, and
+an axis of static size 1 meets a larger one by reading its only row. Python
+numbers take the dtype of the array they meet (as JAX's weak types); arrays
+of different dtypes are an error, not a silent promotion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, math
+
+from .. import builders
+from . import array as array_module
+from . import tracing
+from .locations import TraceError, located
+
+Scalar = Callable[..., ir.Value]
+
+_FLOAT: dict[str, Scalar] = {
+    "add": arith.addf, "sub": arith.subf, "mul": arith.mulf, "div": arith.divf,
+    "max": arith.maximumf, "min": arith.minimumf, "pow": math.powf,
+}
+_INTEGER: dict[str, Scalar] = {
+    "add": arith.addi, "sub": arith.subi, "mul": arith.muli,
+    "max": arith.maxsi, "min": arith.minsi, "and": arith.andi, "or": arith.ori,
+}
+_BOOL: dict[str, Scalar] = {"and": arith.andi, "or": arith.ori}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "and": "&", "or": "|", "pow": "**", "max": "maximum", "min": "minimum"}
+
+# numpy semantics: ordered comparisons are false on NaN, != is true.
+_FLOAT_PREDICATES = {"lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE", "eq": "OEQ", "ne": "UNE"}
+_INTEGER_PREDICATES = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+
+
+def broadcast(fn: Scalar, *arrays: array_module.Array) -> array_module.Array:
+    """``fn`` (on scalar IR values) applied elementwise with numpy broadcasting."""
+    rank = max(a.ndim for a in arrays)
+    if rank == 0:
+        return array_module.Array(fn(*[a.value for a in arrays]))
+    sizes = {a.shape[0] for a in arrays if a.ndim == rank}
+    if len({s for s in sizes if s is not None} - {1}) > 1:
+        shapes = " and ".join(_shape(a) for a in arrays)
+        raise TraceError(f"shapes {shapes} do not broadcast")
+    if sizes != {1}:
+        arrays = tuple(a[0] if a.ndim == rank and a.shape[0] == 1 else a for a in arrays)
+    mapped = [i for i, a in enumerate(arrays) if a.ndim == rank]
+
+    def row(*rows: ir.Value) -> ir.Value:
+        parts = list(arrays)
+        for i, r in zip(mapped, rows):
+            parts[i] = array_module.Array(r)
+        return broadcast(fn, *parts).value
+
+    return array_module.Array(builders.map([arrays[i].value for i in mapped], row))
+
+
+def operands(*values: Any) -> list[array_module.Array]:
+    """``values`` as Arrays; Python numbers take the dtype of the first Array."""
+    like = next((scalar_type(v) for v in values if isinstance(v, array_module.Array)), None)
+    return [tracing.lift(v, like=like) for v in values]
+
+
+def scalar_type(array: array_module.Array) -> ir.Type:
+    type_ = array.value.type
+    return ir.RankedTensorType(type_).element_type if isinstance(type_, ir.RankedTensorType) else type_
+
+
+@located
+def binary(name: str, a: Any, b: Any) -> array_module.Array:
+    a, b = operands(a, b)
+    _same_dtype(_SYMBOLS[name], a, b)
+    table = {"f": _FLOAT, "i": _INTEGER, "b": _BOOL}[a.dtype.kind]
+    if name not in table:
+        hint = "; convert with .astype(float)" if name == "div" else ""
+        raise TraceError(f"{_SYMBOLS[name]} is not defined on {a.dtype}{hint}")
+    return broadcast(table[name], a, b)
+
+
+@located
+def compare(name: str, a: Any, b: Any) -> array_module.Array:
+    a, b = operands(a, b)
+    _same_dtype("comparison", a, b)
+    if a.dtype.kind == "f":
+        predicate = getattr(arith.CmpFPredicate, _FLOAT_PREDICATES[name])
+        return broadcast(lambda x, y: arith.cmpf(predicate, x, y), a, b)
+    predicate = getattr(arith.CmpIPredicate, _INTEGER_PREDICATES[name])
+    return broadcast(lambda x, y: arith.cmpi(predicate, x, y), a, b)
+
+
+@located
+def power(a: Any, b: Any) -> array_module.Array:
+    """``a ** b``: a small non-negative integer exponent multiplies (exact, and
+    differentiable at 0); otherwise ``math.powf`` on floats."""
+    if isinstance(a, array_module.Array) and isinstance(b, (int, np.integer)) and not isinstance(b, bool) and 0 <= b <= 8:
+        a = tracing.lift(a)
+        multiply = _FLOAT["mul"] if a.dtype.kind == "f" else _INTEGER["mul"]
+
+        def repeated(x: ir.Value) -> ir.Value:
+            result = arith.constant(x.type, 1.0 if a.dtype.kind == "f" else 1) if b == 0 else x
+            for _ in range(int(b) - 1):
+                result = multiply(result, x)
+            return result
+
+        return broadcast(repeated, a)
+    a, b = operands(a, b)
+    _same_dtype("**", a, b)
+    if a.dtype.kind != "f":
+        raise TraceError(f"** on {a.dtype} needs a literal exponent in 0..8; convert with .astype(float)")
+    return broadcast(math.powf, a, b)
+
+
+@located
+def negative(a: Any) -> array_module.Array:
+    a = tracing.lift(a)
+    if a.dtype.kind == "f":
+        return broadcast(arith.negf, a)
+    return broadcast(lambda x: arith.subi(arith.constant(x.type, 0), x), a)
+
+
+@located
+def logical_not(a: Any) -> array_module.Array:
+    a = tracing.lift(a)
+    if a.dtype.kind == "f":
+        raise TraceError("~ is not defined on floats")
+    return broadcast(lambda x: arith.xori(x, arith.constant(x.type, -1)), a)
+
+
+def float_unary(name: str, op: Scalar, x: Any) -> array_module.Array:
+    """A math function of floats, elementwise."""
+    x = tracing.lift(x, like=ir.F64Type.get())
+    if x.dtype.kind != "f":
+        raise TraceError(f"soac.math.{name} needs floats, got {x.dtype}; convert with .astype(float)")
+    return broadcast(op, x)
+
+
+@located
+def where(condition: Any, a: Any, b: Any) -> array_module.Array:
+    condition = tracing.lift(condition)
+    if condition.dtype != np.bool_:
+        raise TraceError(f"the condition of where must be bool, got {condition.dtype}")
+    a, b = operands(a, b)
+    _same_dtype("where", a, b)
+    return broadcast(arith.select, condition, a, b)
+
+
+@located
+def astype(x: Any, dtype: np.dtype) -> array_module.Array:
+    x = tracing.lift(x)
+    target = tracing.element_type(dtype)
+    if target is None:
+        raise TraceError(f"cannot convert to {dtype}")
+    return broadcast(lambda v: convert(v, target), x)
+
+
+def convert(value: ir.Value, target: ir.Type) -> ir.Value:
+    """A scalar converted as numpy's astype does (floats to integers truncate)."""
+    source = value.type
+    if source == target:
+        return value
+    source_float, target_float = isinstance(source, ir.FloatType), isinstance(target, ir.FloatType)
+    if source_float and target_float:
+        wider = ir.FloatType(target).width > ir.FloatType(source).width
+        return arith.extf(target, value) if wider else arith.truncf(target, value)
+    if target_float:
+        is_bool = ir.IntegerType(source).width == 1
+        return arith.uitofp(target, value) if is_bool else arith.sitofp(target, value)
+    if ir.IntegerType(target).width == 1:
+        zero = arith.constant(source, 0.0 if source_float else 0)
+        return arith.cmpf(arith.CmpFPredicate.UNE, value, zero) if source_float else arith.cmpi(arith.CmpIPredicate.ne, value, zero)
+    if source_float:
+        return arith.fptosi(target, value)
+    source_width, target_width = ir.IntegerType(source).width, ir.IntegerType(target).width
+    if target_width < source_width:
+        return arith.trunci(target, value)
+    return arith.extui(target, value) if source_width == 1 else arith.extsi(target, value)
+
+
+def _same_dtype(what: str, a: array_module.Array, b: array_module.Array) -> None:
+    if a.dtype != b.dtype:
+        raise TraceError(f"{what}: the operands are {a.dtype} and {b.dtype}; convert one with .astype")
+
+
+def _shape(a: array_module.Array) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in a.shape) + ("," if a.ndim == 1 else "") + ")"

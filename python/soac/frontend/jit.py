@@ -1,0 +1,115 @@
+"""``soac.jit``: trace a Python function into soac IR, compile it, cache it.
+
+A function is traced once per signature: the dtype and rank of each argument
+(every size is dynamic), so one compiled function serves all sizes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlir import ir
+
+from .. import compiler
+from ..diagnostics import verify
+from ..errors import Error
+from ..runtime.abi import CompiledFunction
+from . import tracing
+from .tracing import ArgSpec
+
+
+@dataclass
+class Traced:
+    """One trace of a function: the module, the name of its entry point and
+    the structure of its output; compiled on first call."""
+
+    module: ir.Module
+    name: str
+    structure: int | None
+    options: compiler.CpuOptions
+    _compiled: CompiledFunction | None = field(default=None, repr=False)
+
+    def mlir(self, *, debug_info: bool = False) -> str:
+        """The traced IR (with Python source locations when ``debug_info``)."""
+        return self.module.operation.get_asm(enable_debug_info=debug_info)
+
+    def lower(self, target: str = "cpu") -> str:
+        """The IR lowered for ``target`` (the ``soac-lower-to-cpu`` pipeline)."""
+        if target not in compiler.TARGETS:
+            raise Error(f"unknown target {target!r}; available: {', '.join(compiler.TARGETS)}")
+        return str(compiler.lower(self.module, options=self.options, only=self.name))
+
+    def __call__(self, *args: Any) -> Any:
+        if self._compiled is None:
+            self._compiled = compiler.compile(self.module, self.name, options=self.options)
+        results = self._compiled(*args)
+        return tracing.rebuild(results if isinstance(results, tuple) else (results,), self.structure)
+
+
+class Function:
+    """A jitted function: called on numpy arrays and numbers, it traces (once
+    per signature), compiles and runs; called inside another trace, it is
+    inlined there."""
+
+    def __init__(self, fn: Callable[..., Any], options: compiler.CpuOptions = compiler.CpuOptions()):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.options = options
+        self._traces: dict[tuple[ArgSpec, ...], Traced] = {}
+        self._last: Traced | None = None
+        self._context: ir.Context | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if tracing.active():
+            return self.fn(*args)
+        return self.trace(*args)(*args)
+
+    def trace(self, *args: Any) -> Traced:
+        """The trace for the signature of ``args`` (arrays, numbers or
+        :class:`ArgSpec`), traced and verified the first time."""
+        key = tuple(ArgSpec.of(a) for a in args)
+        if key not in self._traces:
+            self._context = self._context or ir.Context()
+            with self._context, ir.Location.unknown():
+                module = ir.Module.create()
+                function, structure = tracing.trace_function(self.fn, [spec.ir_type() for spec in key], module)
+                verify(module)
+            self._traces[key] = Traced(module, function.name.value, structure, self.options)
+        self._last = self._traces[key]
+        return self._last
+
+    def mlir(self, *args: Any, debug_info: bool = False) -> str:
+        """The IR traced for ``args``' signature (the last one traced when no argument is given)."""
+        return self._latest(args).mlir(debug_info=debug_info)
+
+    def lower(self, target: str = "cpu", *, args: tuple = ()) -> str:
+        """The lowered IR for ``args``' signature (the last one traced by default)."""
+        return self._latest(args).lower(target)
+
+    def _latest(self, args: tuple) -> Traced:
+        if args:
+            return self.trace(*args)
+        if self._last is None:
+            raise Error(f"{self.__name__} has not been traced yet: call it, or pass example arguments")
+        return self._last
+
+
+def jit(fn: Callable[..., Any] | None = None, *, options: compiler.CpuOptions = compiler.CpuOptions()) -> Any:
+    """Traces ``fn`` into soac IR and compiles it for the CPU (usable as
+    ``@soac.jit`` or ``@soac.jit(options=...)``).
+
+    >>> import numpy as np, soac
+    >>> @soac.jit
+    ... def saxpy(a, x, y):
+    ...     return a * x + y
+    >>> saxpy(2.0, np.arange(3.0), np.ones(3))
+    array([1., 3., 5.])
+    >>> print(saxpy.mlir().splitlines()[1])
+      func.func @saxpy(%arg0: f64, %arg1: tensor<?xf64>, %arg2: tensor<?xf64>) -> tensor<?xf64> {
+    """
+    if fn is None:
+        return lambda f: Function(f, options)
+    return Function(fn, options)

@@ -1,0 +1,58 @@
+"""Source locations of traced programs: the user's frame, found by walking the
+stack out of the soac package, becomes the location of the ops it emits and
+the place tracing errors point to."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+from mlir import ir
+
+from ..errors import Error
+
+# Every frame under this directory is soac's own, never the user's.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+F = TypeVar("F", bound=Callable)
+
+
+class TraceError(Error):
+    """A Python function that cannot be traced into soac IR (mismatched shapes
+    or dtypes, an operator with the wrong arity, a value that is not an array);
+    the message starts with the user's ``file:line:col``."""
+
+    def __init__(self, message: str):
+        filename, line, col = user_frame()
+        super().__init__(f"{filename}:{line}:{col}: {message}")
+
+
+def user_frame() -> tuple[str, int, int]:
+    """``(file, line, column)`` of the innermost caller outside the soac package
+    (columns count from 1, as in MLIR)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    positions = inspect.getframeinfo(frame, context=0).positions
+    col = (positions.col_offset or 0) + 1 if positions else 1
+    return frame.f_code.co_filename, frame.f_lineno, col
+
+
+def user_location() -> ir.Location:
+    """The ``ir.Location`` of :func:`user_frame` (in the current context)."""
+    return ir.Location.file(*user_frame())
+
+
+def located(function: F) -> F:
+    """Emits the ops of ``function`` at the location of its user-level caller."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with user_location():
+            return function(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
