@@ -140,7 +140,7 @@ def _inputs(what: str, xs: Sequence[Any]) -> list[Array]:
     return arrays
 
 
-def _operator_operands(what: str, xs: Any, init: Any) -> tuple[list[Array], list[ir.Value], int | None]:
+def _operator_operands(what: str, xs: Any, init: Any) -> tuple[list[Array], list[ir.Value], tracing.Structure]:
     """The input arrays and the neutral elements (numbers take the type of the rows)."""
     inputs, structure = tracing.flatten(xs)
     arrays = _inputs(what, inputs)
@@ -181,6 +181,6 @@ def _indices(indices: Any, values: Array) -> Array:
     return indices
 
 
-def _outputs(results: Any, structure: int | None) -> Any:
+def _outputs(results: Any, structure: tracing.Structure) -> Any:
     values = results if isinstance(results, list) else [results]
     return tracing.rebuild([Array(v) for v in values], structure)

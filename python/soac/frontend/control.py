@@ -102,7 +102,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
     return tracing.rebuild([Array(r) for r in result.results], structure)
 
 
-def _carry(init: Any) -> tuple[list[Array], int | None]:
+def _carry(init: Any) -> tuple[list[Array], tracing.Structure]:
     values, structure = tracing.flatten(init)
     return [tracing.lift(v) for v in values], structure
 

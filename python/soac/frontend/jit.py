@@ -28,7 +28,7 @@ class Traced:
 
     module: ir.Module
     name: str
-    structure: int | None
+    structure: tracing.Structure
     options: compiler.CpuOptions
     _compiled: CompiledFunction | None = field(default=None, repr=False)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 from mlir import ir
@@ -21,6 +21,8 @@ from ..autodiff import _fresh_name as fresh_name
 from ..types import numpy_dtype
 from . import array as array_module
 from .locations import TraceError, user_location
+
+Structure = Union[None, tuple]  # how leaves nest: None for a leaf, a tuple of structures
 
 _FLOATS = {"float16": ir.F16Type.get, "float32": ir.F32Type.get, "float64": ir.F64Type.get}
 
@@ -88,12 +90,16 @@ def element_type(dtype: np.dtype) -> ir.Type | None:
 def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module, *, private: bool = False):
     """Traces ``fn`` into a new ``func.func`` of ``module`` taking ``arg_types``.
 
+    ``private`` functions (callees of a soac.vjp) are not entry points.
     Returns the function and how to rebuild ``fn``'s output from its results
-    (``None`` for a single value, else the length of the returned tuple).
+    (see :func:`flatten`).
     """
     code = getattr(fn, "__code__", None)
     location = ir.Location.file(code.co_filename, code.co_firstlineno, 1) if code else user_location()
-    with location, ir.InsertionPoint(module.body):
+    # Helpers go first: soac-autodiff expands a soac.vjp of a function that
+    # itself holds a soac.vjp only when the callee comes first in the module.
+    where = ir.InsertionPoint.at_block_begin(module.body) if private else ir.InsertionPoint(module.body)
+    with location, where:
         name = fresh_name(module, re.sub(r"\W", "", getattr(fn, "__name__", "")) or "traced")  # <lambda> -> lambda
         function = func.FuncOp(name, (list(arg_types), []))
         if private:
@@ -113,15 +119,27 @@ def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module
     return function, structure
 
 
-def flatten(output: Any) -> tuple[list[Any], int | None]:
-    """A value or a tuple/list of values as a list, and its structure for :func:`rebuild`."""
-    if isinstance(output, (tuple, list)):
-        return list(output), len(output)
-    return [output], None
+def flatten(output: Any) -> tuple[list[Any], Structure]:
+    """The leaves of ``output`` (a value or nested tuples/lists of values) and
+    its structure for :func:`rebuild` (``None`` for a leaf)."""
+    if not isinstance(output, (tuple, list)):
+        return [output], None
+    leaves, structure = [], []
+    for item in output:
+        item_leaves, item_structure = flatten(item)
+        leaves += item_leaves
+        structure.append(item_structure)
+    return leaves, tuple(structure)
 
 
-def rebuild(values: Sequence[Any], structure: int | None) -> Any:
-    return values[0] if structure is None else tuple(values)
+def rebuild(values: Sequence[Any], structure: Structure) -> Any:
+    """The inverse of :func:`flatten` (tuples for lists)."""
+    leaves = iter(values)
+
+    def build(node: Structure) -> Any:
+        return next(leaves) if node is None else tuple(build(child) for child in node)
+
+    return build(structure)
 
 
 def lift(value: Any, like: ir.Type | None = None) -> array_module.Array:

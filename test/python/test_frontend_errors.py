@@ -1,0 +1,107 @@
+"""Tracing errors are soac.Errors at the user's line; the IR carries Python locations."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import soac
+import soac.numpy as snp
+
+HERE = __file__
+
+
+def line_of(marker: str) -> int:
+    """The line of this file holding ``marker`` (a comment at the failing call)."""
+    lines = inspect.getsource(inspect.getmodule(line_of)).splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "line_of(" not in text)
+
+
+def expect(fn, args, message, marker):
+    with pytest.raises(soac.TraceError, match=message) as info:
+        soac.jit(fn)(*args)
+    assert str(info.value).startswith(f"{HERE}:{line_of(marker)}:"), str(info.value)
+    assert isinstance(info.value, soac.Error)
+
+
+def test_shape_mismatch_in_a_map():
+    def f(x):
+        a = soac.map(lambda v: v * 2.0, x)
+        return soac.map(lambda u, w: u + w, a, np.ones(3))  # MAP-SIZES
+
+    expect(lambda x: f(np.ones(4)) + snp.sum(x), [np.ones(2)], r"map inputs have different outer sizes \[3, 4\]", "MAP-SIZES")
+
+
+def test_broadcasting_mismatch():
+    expect(lambda x: np.ones(3) + np.ones(4) * x, [np.float64(1.0)], r"shapes \(3,\) and \(4,\) do not broadcast", "BROADCAST")  # BROADCAST
+
+
+def test_wrong_operator_arity():
+    def f(x):
+        return soac.reduce(lambda a: a, x, 0.0)  # ARITY
+
+    expect(f, [np.ones(2)], "the function given to reduce must take 2 arguments", "ARITY")
+
+
+def test_values_that_cannot_be_traced():
+    def f(x):
+        return x + "one"  # NOT-TRACEABLE
+
+    expect(f, [np.ones(2)], "cannot trace a value of type str", "NOT-TRACEABLE")
+    with pytest.raises(soac.TraceError, match="cannot pass a list"):
+        soac.jit(lambda x: x)([1.0, 2.0])
+
+
+def test_python_control_flow_on_traced_values():
+    def f(x):
+        if x > 0.0:  # PYTHON-IF
+            return x
+        return -x
+
+    expect(f, [np.float64(1.0)], "no Python truth value", "PYTHON-IF")
+
+
+def test_dtype_mismatches():
+    def f(x, i):
+        return x + i  # DTYPES
+
+    expect(f, [np.ones(2), np.arange(2)], "the operands are float64 and int64", "DTYPES")
+
+    def g(x):
+        return soac.fori_loop(0, 3, lambda i, c: c * 0.5, 1)  # CARRY
+
+    expect(g, [np.float64(1.0)], "the float 0.5 meets an integer value", "CARRY")
+
+
+def test_grad_needs_a_float_scalar():
+    with pytest.raises(soac.TraceError, match=r"grad needs <lambda> to return one float scalar; it returns \(float64\[\?\]\)"):
+        soac.grad(lambda x: x * 2.0)(np.ones(3))
+
+
+def test_closures_over_values_of_another_trace():
+    def f(x):
+        return soac.grad(lambda v: v * x)(x)  # CLOSURE
+
+    expect(f, [np.float64(2.0)], "belongs to another traced function", "CLOSURE")
+
+
+def test_ops_carry_python_locations():
+    def f(x):
+        y = soac.math.exp(x)  # EXP-LINE
+        return snp.sum(y)
+
+    text = soac.jit(f).mlir(np.ones(2), debug_info=True)
+    assert f'loc("{HERE}":{line_of("EXP-LINE")}:' in text
+    assert "math.exp" in text
+
+
+def test_verifier_errors_point_to_the_user_line():
+    # Broadcasting is static-size checked only; a body whose type the verifier rejects reports the user's line.
+    def f(x):
+        return soac.scan(lambda a, b: (a + b) > 0.0, x, 0.0)  # SCAN-TYPE
+
+    with pytest.raises(soac.TraceError, match="the operator of scan returns bool where float64 is expected") as info:
+        soac.jit(f)(np.ones(2))
+    assert f":{line_of('SCAN-TYPE')}:" in str(info.value)
