@@ -84,3 +84,16 @@ def test_modules_still_go_to_the_module_path():
     }"""
     assert soac.grad(program, "sq")(np.float64(3.0)) == 6.0
     assert isinstance(soac.vjp(program, "sq"), soac.Derivative)
+
+
+def test_jvp_and_hvp_against_finite_differences():
+    x, v = rng.standard_normal(4), rng.standard_normal(4)
+    f = lambda x: soac.math.sin(x) * snp.sum(x * x)  # noqa: E731
+    value, tangent = soac.frontend.jvp(f)(x, v)
+    step = 1e-6
+    np.testing.assert_allclose(value, soac.jit(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(tangent, (soac.jit(f)(x + step * v) - soac.jit(f)(x - step * v)) / (2 * step), rtol=1e-6)
+    loss = lambda x: snp.logsumexp(x * x)  # noqa: E731
+    gradient = soac.grad(loss)
+    expected = (gradient(x + step * v) - gradient(x - step * v)) / (2 * step)
+    np.testing.assert_allclose(soac.frontend.hvp(loss)(x, v), expected, rtol=1e-6, atol=1e-9)

@@ -21,9 +21,9 @@ from .control import cond, fori_loop, while_loop
 from .jit import Function, Traced, jit
 from .locations import TraceError
 from .tracing import ArgSpec
-from .transforms import grad, value_and_grad, vjp
+from .transforms import grad, hvp, jvp, value_and_grad, vjp
 
 __all__ = [
-    "ArgSpec", "Array", "Function", "TraceError", "Traced", "cond", "fori_loop", "grad", "iota", "jit", "map",
+    "ArgSpec", "Array", "Function", "TraceError", "Traced", "cond", "fori_loop", "grad", "hvp", "iota", "jit", "jvp", "map",
     "math", "numpy", "reduce", "reduce_by_index", "scan", "scatter", "value_and_grad", "vjp", "while_loop",
 ]

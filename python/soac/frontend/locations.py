@@ -44,6 +44,8 @@ def user_frame() -> tuple[str, int, int]:
 
 def user_location() -> ir.Location:
     """The ``ir.Location`` of :func:`user_frame` (in the current context)."""
+    if ir.Context.current is None:  # an operation of traced arrays called on plain Python values
+        raise TraceError("soac operations run inside a traced function: wrap the caller in soac.jit or soac.grad")
     return ir.Location.file(*user_frame())
 
 

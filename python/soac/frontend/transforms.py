@@ -7,8 +7,8 @@ function whose trace holds the function's own ``func.func`` and a
 ``soac.vjp`` of it (built by the same :func:`soac.autodiff.emit_vjp`): inside
 another trace that is nested IR (``grad(grad(f))``, ``jit(grad(f))``), outside
 one it is compiled by the CPU pipeline, whose ``soac-autodiff`` expands it.
-A ``soac.jvp`` transform will follow the same path with ``builders.jvp`` once
-the pass expands forward mode.
+``soac.jvp`` emits ``soac.jvp`` the same way (forward mode), and
+``soac.hvp`` is the jvp of the gradient.
 
 >>> import numpy as np, soac
 >>> soac.grad(lambda x: soac.numpy.sum(x * x))(np.array([1.0, 2.0, 3.0]))
@@ -23,7 +23,7 @@ from typing import Any
 
 from mlir import ir
 
-from .. import autodiff
+from .. import autodiff, builders
 from ..compiler import CpuOptions
 from ..errors import Error
 from . import tracing
@@ -94,6 +94,50 @@ def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
         return tuple(Array(v) for v in values)
 
     return _jitted(vector_jacobian_product, "vjp", fun, options)
+
+
+def jvp(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None, options: CpuOptions = CpuOptions()) -> Any:
+    """The Jacobian-vector product (forward mode): a function taking the
+    arguments, then one tangent per argument in ``wrt`` (every float argument
+    by default), and returning the results, then one tangent per result.
+
+    >>> import numpy as np, soac
+    >>> soac.frontend.jvp(lambda x: x * x)(np.array([1.0, 3.0]), np.array([1.0, 0.5]))
+    (array([1., 9.]), array([2., 3.]))
+    """
+    count = _positional_count(fun)
+
+    def jacobian_vector_product(*args: Any) -> Any:
+        arrays, callee, positions = _differentiate(fun, args[:count], wrt, scalar=False)
+        if len(args) != count + len(positions):
+            raise TraceError(f"jvp of {_name(fun)} takes its {count} arguments, then {len(positions)} tangents")
+        types = [arrays[i].value.type for i in positions]
+        tangents = tracing.coerce(list(args[count:]), types, f"the tangents of {_name(fun)}")
+        values = builders.jvp(callee, [a.value for a in arrays] + tangents, wrt=positions)
+        return tuple(Array(v) for v in (values if isinstance(values, list) else [values]))
+
+    return _jitted(jacobian_vector_product, "jvp", fun, options)
+
+
+def hvp(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None, options: CpuOptions = CpuOptions()) -> Any:
+    """The Hessian-vector product of a function returning one float scalar
+    (forward over reverse): a function taking the arguments, then one tangent
+    per argument in ``wrt``, returning one product per argument in ``wrt``.
+
+    >>> import numpy as np, soac
+    >>> soac.frontend.hvp(lambda x: soac.numpy.sum(x * x * x))(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    array([ 6., 12.])
+    """
+    count = _positional_count(fun)
+
+    def hessian_vector_product(*args: Any) -> Any:
+        positions = _differentiate(fun, args[:count], wrt, scalar=True)[2]
+        gradient = grad(fun, wrt=positions)
+        gradient.__signature__ = inspect.signature(fun)  # jvp tells arguments from tangents by it
+        products = jvp(gradient, wrt=positions)(*args)[len(positions):]
+        return _structured(list(products))
+
+    return _jitted(hessian_vector_product, "hvp", fun, options)
 
 
 def _differentiate(fun: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int] | None, *, scalar: bool):
