@@ -1,5 +1,6 @@
 //===- AutoDiffPass.cpp - soac-autodiff -----------------------------------===//
 #include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/ForwardEngine.h"
 #include "passes/AutoDiff/Loops.h"
 #include "passes/AutoDiff/RuleModel.h"
 #include "passes/Passes.h"
@@ -15,10 +16,6 @@ using namespace mlir;
 
 namespace {
 
-// A vjp in a differentiated function yields a new vjp in the generated one:
-// expansion repeats, as deep as derivatives are nested.
-constexpr int kMaxNesting = 8;
-
 struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
   using SoacAutodiffBase::SoacAutodiffBase;
 
@@ -31,26 +28,49 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
     }
     stripMineLoops(module);
     SymbolTableCollection symbols;
-    for (int depth = 0; depth <= kMaxNesting; ++depth) {
-      SmallVector<soac::VjpOp> pending;
-      module.walk([&](soac::VjpOp op) { pending.push_back(op); });
-      if (pending.empty())
-        break;
-      if (depth == kMaxNesting) {
-        pending.front().emitOpError()
-            << "is nested more than " << kMaxNesting << " derivatives deep";
+    // Generated functions are appended after their source: iterate over a
+    // snapshot, they need no expansion (their sources had none left).
+    expanded.clear();
+    auto functions = llvm::to_vector(module.getOps<func::FuncOp>());
+    for (func::FuncOp function : functions)
+      if (failed(expandIn(function, symbols)))
         return signalPassFailure();
-      }
-      for (soac::VjpOp op : pending)
-        if (failed(expand(op, symbols)))
-          return signalPassFailure();
-    }
-    WalkResult forward = module.walk([](soac::JvpOp op) {
-      op.emitOpError() << "forward mode is not implemented yet";
-      return WalkResult::interrupt();
+  }
+
+  /// Replaces the soac.vjp and soac.jvp ops of `function` by calls to
+  /// generated functions. A derivative is generated from a function whose
+  /// own derivative ops, and those of the functions it calls, have been
+  /// expanded first: the engines then see calls only. (Derivatives nest: a
+  /// jvp of a function holding a vjp is a Hessian-vector product.)
+  LogicalResult expandIn(func::FuncOp function,
+                         SymbolTableCollection &symbols) {
+    // Visited: done, or on the current path of a recursive call chain.
+    if (!expanded.insert(function).second)
+      return success();
+    SmallVector<Operation *> derivatives;
+    SmallVector<func::FuncOp> callees;
+    function.walk([&](Operation *op) {
+      if (isa<soac::VjpOp, soac::JvpOp>(op))
+        derivatives.push_back(op);
+      if (auto callee = dyn_cast<CallOpInterface>(op))
+        if (auto symbol = dyn_cast_if_present<SymbolRefAttr>(
+                callee.getCallableForCallee()))
+          if (auto target = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                  op, symbol))
+            callees.push_back(target);
     });
-    if (forward.wasInterrupted())
-      signalPassFailure();
+    for (Operation *op : derivatives) {
+      auto symbol = op->getAttrOfType<FlatSymbolRefAttr>("callee");
+      if (auto target = symbols.lookupNearestSymbolFrom<func::FuncOp>(op, symbol))
+        callees.push_back(target);
+    }
+    for (func::FuncOp callee : callees)
+      if (failed(expandIn(callee, symbols)))
+        return failure();
+    for (Operation *op : derivatives)
+      if (failed(expand(op, symbols)))
+        return failure();
+    return success();
   }
 
   /// Loops asking for several checkpoint levels (by attribute, or all of
@@ -71,35 +91,48 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
       soac::autodiff::stripMine(loop, levels);
   }
 
-  LogicalResult expand(soac::VjpOp op, SymbolTableCollection &symbols) {
-    auto callee =
-        symbols.lookupNearestSymbolFrom<func::FuncOp>(op, op.getCalleeAttr());
+  LogicalResult expand(Operation *op, SymbolTableCollection &symbols) {
+    auto calleeName = op->getAttrOfType<FlatSymbolRefAttr>("callee");
+    auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(op, calleeName);
     if (!callee)
-      return op.emitOpError() << "differentiates " << op.getCalleeAttr()
-                              << ", which is not a func.func";
+      return op->emitOpError() << "differentiates " << calleeName
+                               << ", which is not a func.func";
+    auto wrtAttr = op->getAttrOfType<DenseI64ArrayAttr>("wrt");
     SmallVector<int64_t> wrt =
-        op.getWrt() ? llvm::to_vector(*op.getWrt())
-                    : llvm::to_vector(
-                          llvm::seq<int64_t>(0, callee.getNumArguments()));
-    FailureOr<func::FuncOp> vjp =
-        soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols);
-    if (failed(vjp))
+        wrtAttr ? llvm::to_vector(wrtAttr.asArrayRef())
+                : llvm::to_vector(
+                      llvm::seq<int64_t>(0, callee.getNumArguments()));
+    FailureOr<func::FuncOp> derivative =
+        isa<soac::VjpOp>(op)
+            ? soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols)
+            : soac::autodiff::getOrCreateJvpFunction(callee, wrt, symbols);
+    if (failed(derivative))
       return failure();
     OpBuilder builder(op);
-    auto call = func::CallOp::create(builder, op.getLoc(), *vjp, op.getOperands());
-    op.replaceAllUsesWith(call.getResults());
-    op.erase();
+    auto call = func::CallOp::create(builder, op->getLoc(), *derivative,
+                                     op->getOperands());
+    op->replaceAllUsesWith(call.getResults());
+    op->erase();
     return success();
   }
+
+  /// Functions whose derivative ops are expanded or being expanded.
+  llvm::DenseSet<func::FuncOp> expanded;
 };
 
 } // namespace
 
-void soac::autodiff::registerReverseModeRules(DialectRegistry &registry) {
+void soac::autodiff::registerDerivativeRules(DialectRegistry &registry) {
   registerArithRules(registry);
   registerMathRules(registry);
   registerTensorRules(registry);
   registerFuncRules(registry);
   registerSCFRules(registry);
   registerSoacRules(registry);
+  registerArithForwardRules(registry);
+  registerMathForwardRules(registry);
+  registerTensorForwardRules(registry);
+  registerFuncForwardRules(registry);
+  registerSCFForwardRules(registry);
+  registerSoacForwardRules(registry);
 }

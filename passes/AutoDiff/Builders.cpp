@@ -19,10 +19,6 @@ Value outerSize(ImplicitLocOpBuilder &b, Value tensor) {
   return tensor::DimOp::create(b, tensor, 0);
 }
 
-namespace {
-
-/// Builds a detached body block with arguments of `argTypes`, filled by
-/// `body`, ended by soac.yield.
 Block *buildBody(ImplicitLocOpBuilder &b, TypeRange argTypes,
                  BodyBuilder body) {
   auto *block = new Block();
@@ -34,6 +30,8 @@ Block *buildBody(ImplicitLocOpBuilder &b, TypeRange argTypes,
   YieldOp::create(b, yielded);
   return block;
 }
+
+namespace {
 
 int64_t staticOuterSize(ValueRange tensors) {
   for (Value t : tensors) {

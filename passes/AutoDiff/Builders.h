@@ -17,6 +17,11 @@ namespace soac::autodiff {
 using BodyBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
     mlir::ImplicitLocOpBuilder &, mlir::ValueRange)>;
 
+/// A detached SOAC body block with arguments of `argTypes`, filled by `body`
+/// and ended by soac.yield of what it returns.
+mlir::Block *buildBody(mlir::ImplicitLocOpBuilder &b, mlir::TypeRange argTypes,
+                       BodyBuilder body);
+
 /// soac.map over the rows of `inputs`; `body` gets one row per input and
 /// returns the rows of the results.
 llvm::SmallVector<mlir::Value> buildMap(mlir::ImplicitLocOpBuilder &b,

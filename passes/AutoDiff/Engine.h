@@ -153,9 +153,9 @@ mlir::FailureOr<mlir::func::FuncOp>
 getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
                        mlir::SymbolTableCollection &symbols);
 
-/// Attaches the reverse-mode rules to the ops of arith, math, scf, tensor,
-/// func and soac.
-void registerReverseModeRules(mlir::DialectRegistry &registry);
+/// Attaches the reverse-mode and forward-mode rules to the ops of arith,
+/// math, scf, tensor, func and soac.
+void registerDerivativeRules(mlir::DialectRegistry &registry);
 
 } // namespace soac::autodiff
 

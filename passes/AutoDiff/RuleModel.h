@@ -1,7 +1,10 @@
 //===- RuleModel.h - attaching reverse-mode rules to ops ---------*- C++ -*-===//
 //
-// A rules file defines `LogicalResult reverseOf(SomeOp, AdjointBuilder &)`
-// overloads in namespace soac::autodiff and attaches them with attachRules.
+// A reverse-mode rules file defines `LogicalResult reverseOf(SomeOp,
+// AdjointBuilder &)` overloads in namespace soac::autodiff and attaches them
+// with attachRules; a forward-mode one (passes/AutoDiff/Forward) defines
+// `forwardOf(SomeOp, TangentBuilder &)` and attaches them with
+// attachForwardRules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +12,7 @@
 #define SOAC_PASSES_AUTODIFF_RULEMODEL_H
 
 #include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/ForwardEngine.h"
 
 namespace soac::autodiff {
 
@@ -27,12 +31,40 @@ void attachRules(mlir::MLIRContext *context) {
   (Ops::template attachInterface<ReverseRule<Ops>>(*context), ...);
 }
 
+/// Attaches one generic rule, `Model<Op>`, to each of `Ops`.
+template <template <typename> class Model, typename... Ops>
+void attachModels(mlir::MLIRContext *context) {
+  (Ops::template attachInterface<Model<Ops>>(*context), ...);
+}
+
+template <typename ConcreteOp>
+struct ForwardRule
+    : ForwardModeOpInterface::ExternalModel<ForwardRule<ConcreteOp>,
+                                            ConcreteOp> {
+  mlir::LogicalResult forward(mlir::Operation *op,
+                              TangentBuilder &tangents) const {
+    return forwardOf(mlir::cast<ConcreteOp>(op), tangents);
+  }
+};
+
+template <typename... Ops>
+void attachForwardRules(mlir::MLIRContext *context) {
+  (Ops::template attachInterface<ForwardRule<Ops>>(*context), ...);
+}
+
 void registerArithRules(mlir::DialectRegistry &registry);
 void registerMathRules(mlir::DialectRegistry &registry);
 void registerTensorRules(mlir::DialectRegistry &registry);
 void registerFuncRules(mlir::DialectRegistry &registry);
 void registerSCFRules(mlir::DialectRegistry &registry);
 void registerSoacRules(mlir::DialectRegistry &registry);
+
+void registerArithForwardRules(mlir::DialectRegistry &registry);
+void registerMathForwardRules(mlir::DialectRegistry &registry);
+void registerTensorForwardRules(mlir::DialectRegistry &registry);
+void registerFuncForwardRules(mlir::DialectRegistry &registry);
+void registerSCFForwardRules(mlir::DialectRegistry &registry);
+void registerSoacForwardRules(mlir::DialectRegistry &registry);
 
 } // namespace soac::autodiff
 

@@ -47,12 +47,23 @@ func.func @g(%x: f64, %s: f64) -> f64 {
 // -----
 
 func.func @f(%x: f64) -> f64 {
-  return %x : f64
+  // expected-error @+1 {{'math.atan2' op has no forward-mode derivative rule (soac-autodiff)}}
+  %r = math.atan2 %x, %x : f64
+  return %r : f64
 }
 
 func.func @g(%x: f64, %t: f64) -> f64 {
-  // expected-error @+1 {{'soac.jvp' op forward mode is not implemented yet}}
   %r:2 = soac.jvp @f(%x, %t) : (f64, f64) -> (f64, f64)
+  return %r#1 : f64
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op cannot be differentiated: it is a declaration without a body}}
+func.func private @external(f64) -> f64
+
+func.func @g(%x: f64, %t: f64) -> f64 {
+  %r:2 = soac.jvp @external(%x, %t) : (f64, f64) -> (f64, f64)
   return %r#1 : f64
 }
 

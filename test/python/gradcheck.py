@@ -55,3 +55,47 @@ def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=
         for gradient, reference in zip(got[n:], expected):
             np.testing.assert_allclose(gradient, reference, rtol=rtol, atol=atol)
     return derivative
+
+
+def finite_difference_jvp(primal, args, wrt, tangents, step=1e-6):
+    """The derivative of every output along ``tangents`` by central differences."""
+    shifted = []
+    for sign in (1, -1):
+        moved = list(args)
+        for w, tangent in zip(wrt, tangents):
+            base = np.asarray(args[w])
+            value = (base + sign * step * np.asarray(tangent)).astype(base.dtype)
+            moved[w] = value if base.shape else value[()]
+        outputs = primal(*moved)
+        shifted.append(outputs if isinstance(outputs, tuple) else (outputs,))
+    return [(np.asarray(p, dtype=np.float64) - np.asarray(m, dtype=np.float64)) / (2 * step) for p, m in zip(*shifted)]
+
+
+def random_like(value):
+    """A standard normal sample of ``value``'s shape and dtype."""
+    value = np.asarray(value)
+    sample = rng.standard_normal(value.shape).astype(value.dtype)
+    return sample if sample.shape else sample[()]
+
+
+def check_jvp(source: str, function: str, args, wrt=None, tangents=None, rtol=1e-6, atol=1e-8):
+    """soac.jvp (compiled, and its IR interpreted) against finite differences."""
+    primal = soac.compile(source, function)
+    outputs = primal(*args)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    wrt = list(range(len(args))) if wrt is None else wrt
+    if tangents is None:
+        tangents = [random_like(args[w]) for w in wrt]
+    derivative = soac.jvp(source, function, wrt=wrt)
+    compiled = derivative(*args, *tangents)
+    interpreted = soac.interpret(derivative.module, derivative.function, *args, *tangents)
+    single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
+    expected = finite_difference_jvp(primal, args, wrt, tangents, step=1e-2 if single else 1e-6)
+    n = len(outputs)
+    for got in (compiled, interpreted):
+        got = got if isinstance(got, tuple) else (got,)
+        for value, reference in zip(got[:n], outputs):
+            np.testing.assert_allclose(value, reference, rtol=1e-12)
+        for tangent, reference in zip(got[n:], expected):
+            np.testing.assert_allclose(tangent, reference, rtol=rtol, atol=atol)
+    return derivative

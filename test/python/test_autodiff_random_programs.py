@@ -1,10 +1,13 @@
-"""Random programs composed from the differentiable ops, their gradients checked
-against central finite differences (float64), compiled and interpreted."""
+"""Random programs composed from the differentiable ops: their gradients and
+their forward derivatives checked against central finite differences
+(float64), compiled and interpreted, and against each other (the dot-product
+test)."""
 
 from __future__ import annotations
 
 import numpy as np
-from gradcheck import check_vjp
+import soac
+from gradcheck import check_jvp, check_vjp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,3 +97,24 @@ def test_random_programs(kinds, final, n, seed):
     x = rng.uniform(0.3, 1.2, n) * rng.choice([-1.0, 1.0], n)
     perm = rng.permutation(n)
     check_vjp(program(kinds, final), "f", [x, np.float64(rng.uniform(0.5, 1.5)), perm], wrt=[0, 1], rtol=1e-5, atol=1e-7)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(KINDS), min_size=1, max_size=5),
+    final=st.sampled_from(sorted(FINALS)),
+    n=st.integers(1, 8),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_forward_and_reverse_mode_agree(kinds, final, n, seed):
+    """⟨jvp(t), c⟩ = ⟨t, vjp(c)⟩ for random t and c, and jvp against finite
+    differences."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.3, 1.2, n) * rng.choice([-1.0, 1.0], n)
+    w, perm = np.float64(rng.uniform(0.5, 1.5)), rng.permutation(n)
+    source = program(kinds, final)
+    tx, tw, cotangent = rng.standard_normal(n), np.float64(rng.standard_normal()), np.float64(rng.standard_normal())
+    forward = check_jvp(source, "f", [x, w, perm], wrt=[0, 1], tangents=[tx, tw], rtol=1e-5, atol=1e-7)
+    _, tangent = forward(x, w, perm, tx, tw)
+    _, gx, gw = soac.vjp(source, "f", wrt=[0, 1])(x, w, perm, cotangent)
+    np.testing.assert_allclose(tangent * cotangent, tx @ gx + tw * gw, rtol=1e-10, atol=1e-12)

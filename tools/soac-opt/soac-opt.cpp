@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   soac::registerSoacDialects(registry);
-  soac::autodiff::registerReverseModeRules(registry);
+  soac::autodiff::registerDerivativeRules(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "soac optimizer driver: the soac dialect and passes\n",
       registry));

@@ -29,7 +29,7 @@ NB_MODULE(_soac, m) {
       "register_dialects",
       [](MlirDialectRegistry registry) {
         soac::registerSoacDialects(*unwrap(registry));
-        soac::autodiff::registerReverseModeRules(*unwrap(registry));
+        soac::autodiff::registerDerivativeRules(*unwrap(registry));
       },
       nb::arg("registry"),
       "Adds the soac dialects to a DialectRegistry; contexts created from it "
@@ -40,7 +40,7 @@ NB_MODULE(_soac, m) {
       [](MlirContext context) {
         mlir::DialectRegistry registry;
         soac::registerSoacDialects(registry);
-        soac::autodiff::registerReverseModeRules(registry);
+        soac::autodiff::registerDerivativeRules(registry);
         unwrap(context)->appendDialectRegistry(registry);
         unwrap(context)->getOrLoadDialect("soac");
       },

@@ -1,0 +1,71 @@
+//===- MathRules.cpp - forward-mode rules of math ops ---------------------===//
+//
+// y = f(x): ẏ = ẋ · f'(x), f' from Partials.h (shared with the reverse rules).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/Partials.h"
+#include "passes/AutoDiff/RuleModel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+namespace {
+
+template <typename Op>
+struct UnaryForwardRule
+    : ForwardModeOpInterface::ExternalModel<UnaryForwardRule<Op>, Op> {
+  LogicalResult forward(Operation *op, TangentBuilder &t) const {
+    t.clonePrimal(op);
+    Value dx = t.tangent(op->getOperand(0));
+    if (!dx)
+      return success();
+    Value derivative = unaryDerivative(op, t.builder(),
+                                       t.primals(op->getOperands()),
+                                       t.primal(op->getResult(0)));
+    t.setTangent(op->getResult(0), t.mul(dx, derivative));
+    return success();
+  }
+};
+
+} // namespace
+
+LogicalResult forwardOf(math::PowFOp op, TangentBuilder &t) {
+  // y = x^p: ẏ = ẋ · p · x^(p-1) + ṗ · y · log(x)
+  ImplicitLocOpBuilder &b = t.builder();
+  t.clonePrimal(op);
+  Value x = t.primal(op.getLhs()), p = t.primal(op.getRhs());
+  Value fromBase, fromExponent;
+  if (Value dx = t.tangent(op.getLhs())) {
+    Value one = floatConstant(b, x.getType(), 1.0);
+    Value lower = math::PowFOp::create(b, x, arith::SubFOp::create(b, p, one));
+    fromBase = t.mul(dx, t.mul(p, lower));
+  }
+  if (Value dp = t.tangent(op.getRhs()))
+    fromExponent = t.mul(dp, t.mul(t.primal(op.getResult()),
+                                   math::LogOp::create(b, x)));
+  t.setTangent(op, t.add(fromBase, fromExponent));
+  return success();
+}
+
+LogicalResult forwardOf(math::FmaOp op, TangentBuilder &t) {
+  // y = a · b + c
+  t.clonePrimal(op);
+  t.setTangent(op, t.add(t.add(t.mul(t.tangent(op.getA()), t.primal(op.getB())),
+                               t.mul(t.primal(op.getA()), t.tangent(op.getB()))),
+                         t.tangent(op.getC())));
+  return success();
+}
+
+void registerMathForwardRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, math::MathDialect *) {
+    attachToUnaryMathOps<UnaryForwardRule>(context);
+    attachForwardRules<math::PowFOp, math::FmaOp>(context);
+  });
+}
+
+} // namespace soac::autodiff

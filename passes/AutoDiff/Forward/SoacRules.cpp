@@ -1,0 +1,169 @@
+//===- SoacRules.cpp - forward-mode rules of the SOACs --------------------===//
+//
+// Each SOAC computes its primal and its tangent at once: its body or operator
+// is lifted to (primal, tangent) pairs.
+//
+// map:    the tangent rows of the inputs enter as extra inputs; the body
+//         yields the tangents of the active results next to the primals.
+// reduce, scan, reduce_by_index: the operator ⊙ becomes
+//         (a, ȧ) ⊙' (b, ḃ) = (a ⊙ b, ∂₁(a ⊙ b)·ȧ + ∂₂(a ⊙ b)·ḃ), associative
+//         when ⊙ is (chain rule), with the neutral element (e, 0): the
+//         tangent of a neutral element is zero.
+// scatter: linear in dest and values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/RuleModel.h"
+
+#include "dialect/SoacOps.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+namespace {
+
+/// `inits` followed by zeros for the components at `positions`.
+SmallVector<Value> withZeroTangents(TangentBuilder &t, ValueRange inits,
+                                    ArrayRef<unsigned> positions) {
+  SmallVector<Value> all = t.primals(inits);
+  for (unsigned j : positions)
+    all.push_back(t.zerosLike(t.primal(inits[j])));
+  return all;
+}
+
+/// The operator block of reduce, scan and reduce_by_index lifted to pairs:
+/// arguments (accumulators, their tangents at `positions`, rows, their
+/// tangents), yielding the new accumulators and their tangents.
+FailureOr<Block *> liftOperator(TangentBuilder &t, Block &op,
+                                TypeRange componentTypes,
+                                ArrayRef<unsigned> positions) {
+  size_t n = componentTypes.size();
+  SmallVector<Type> types = withTangentTypes(componentTypes, positions);
+  SmallVector<Type> argTypes(types);
+  llvm::append_range(argTypes, types);
+  size_t width = types.size();
+  bool failedLift = false;
+  Block *block = buildBody(
+      t.builder(), argTypes,
+      [&](ImplicitLocOpBuilder &ib, ValueRange args) -> SmallVector<Value> {
+        ValueRange accs = args.take_front(width), rows = args.drop_front(width);
+        SmallVector<Value> primals(accs.take_front(n));
+        llvm::append_range(primals, rows.take_front(n));
+        SmallVector<Value> tangents = spreadTangents(accs.drop_front(n), positions, n);
+        llvm::append_range(tangents, spreadTangents(rows.drop_front(n), positions, n));
+        FailureOr<Lifted> lifted = t.lift(ib, op, primals, tangents, positions);
+        if (failed(lifted)) {
+          failedLift = true;
+          return SmallVector<Value>(accs);
+        }
+        return lifted->all();
+      });
+  if (failedLift) {
+    block->dropAllDefinedValueUses();
+    delete block;
+    return failure();
+  }
+  return block;
+}
+
+} // namespace
+
+LogicalResult forwardOf(MapOp map, TangentBuilder &t) {
+  ImplicitLocOpBuilder &b = t.builder();
+  Block &body = map.getBody().front();
+  size_t n = map.getInputs().size();
+  // The tangents of the inputs that have one enter as extra inputs.
+  SmallVector<Value> inputs = t.primals(map.getInputs());
+  SmallVector<unsigned> withTangent;
+  for (auto [j, input] : llvm::enumerate(map.getInputs()))
+    if (Value tangent = t.tangent(input)) {
+      inputs.push_back(tangent);
+      withTangent.push_back(j);
+    }
+  SmallVector<unsigned> active = t.activePositions(map.getResults());
+  SmallVector<Type> rowTypes = llvm::map_to_vector(
+      inputs, [](Value v) { return rowType(v.getType()); });
+  bool failedLift = false;
+  Block *block = buildBody(
+      b, rowTypes,
+      [&](ImplicitLocOpBuilder &ib, ValueRange rows) -> SmallVector<Value> {
+        FailureOr<Lifted> lifted =
+            t.lift(ib, body, rows.take_front(n),
+                   spreadTangents(rows.drop_front(n), withTangent, n), active);
+        if (failed(lifted)) {
+          failedLift = true;
+          return {};
+        }
+        return lifted->all();
+      });
+  auto lifted = MapOp::create(
+      b, withTangentTypes(map.getResultTypes(), active), inputs);
+  lifted.getBody().push_back(block);
+  if (failedLift)
+    return failure();
+  t.mapLiftedResults(map, lifted, active);
+  return success();
+}
+
+LogicalResult forwardOf(ReduceOp reduce, TangentBuilder &t) {
+  SmallVector<unsigned> active = t.activePositions(reduce.getResults());
+  FailureOr<Block *> op = liftOperator(t, reduce.getBody().front(),
+                                       reduce.getInits().getTypes(), active);
+  if (failed(op))
+    return failure();
+  auto lifted = ReduceOp::create(
+      t.builder(), withTangentTypes(reduce.getResultTypes(), active),
+      t.withTangents(reduce.getInputs(), active),
+      withZeroTangents(t, reduce.getInits(), active));
+  lifted.getBody().push_back(*op);
+  t.mapLiftedResults(reduce, lifted, active);
+  return success();
+}
+
+LogicalResult forwardOf(ScanOp scan, TangentBuilder &t) {
+  SmallVector<unsigned> active = t.activePositions(scan.getResults());
+  FailureOr<Block *> op = liftOperator(t, scan.getBody().front(),
+                                       scan.getInits().getTypes(), active);
+  if (failed(op))
+    return failure();
+  auto lifted = ScanOp::create(
+      t.builder(), withTangentTypes(scan.getResultTypes(), active),
+      t.withTangents(scan.getInputs(), active),
+      withZeroTangents(t, scan.getInits(), active));
+  lifted.getBody().push_back(*op);
+  t.mapLiftedResults(scan, lifted, active);
+  return success();
+}
+
+/// dest[iᵢ] ⊙= vᵢ with the lifted operator, from the dests' tangents.
+LogicalResult forwardOf(ReduceByIndexOp histogram, TangentBuilder &t) {
+  SmallVector<unsigned> active = t.activePositions(histogram.getResults());
+  FailureOr<Block *> op =
+      liftOperator(t, histogram.getBody().front(),
+                   histogram.getInits().getTypes(), active);
+  if (failed(op))
+    return failure();
+  auto lifted = ReduceByIndexOp::create(
+      t.builder(), withTangentTypes(histogram.getResultTypes(), active),
+      t.withTangents(histogram.getDests(), active),
+      t.primal(histogram.getIndices()),
+      t.withTangents(histogram.getValues(), active),
+      withZeroTangents(t, histogram.getInits(), active));
+  lifted.getBody().push_back(*op);
+  t.mapLiftedResults(histogram, lifted, active);
+  return success();
+}
+
+LogicalResult forwardOf(ScatterOp scatter, TangentBuilder &t) {
+  return t.forwardLinear(scatter);
+}
+
+void registerSoacForwardRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, SoacDialect *) {
+    attachForwardRules<MapOp, ReduceOp, ScanOp, ReduceByIndexOp, ScatterOp>(
+        context);
+  });
+}
+
+} // namespace soac::autodiff

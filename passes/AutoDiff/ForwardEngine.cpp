@@ -1,0 +1,269 @@
+//===- ForwardEngine.cpp - forward-mode AD with dual numbers --------------===//
+#include "passes/AutoDiff/ForwardEngine.h"
+
+#include "passes/AutoDiff/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "passes/ForwardModeOpInterface.cpp.inc"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+
+TangentBuilder::TangentBuilder(ImplicitLocOpBuilder &builder,
+                               const Activity &activity, TangentBuilder *parent,
+                               SymbolTableCollection &symbols)
+    : b(builder), activityInfo(activity), parent(parent), symbols(symbols) {}
+
+Value TangentBuilder::primal(Value original) const {
+  if (Value mapped = primalMap.lookupOrNull(original))
+    return mapped;
+  return parent ? parent->primal(original) : original;
+}
+
+SmallVector<Value> TangentBuilder::primals(ValueRange originals) const {
+  return llvm::map_to_vector(originals, [&](Value v) { return primal(v); });
+}
+
+void TangentBuilder::mapPrimal(Value original, Value value) {
+  primalMap.map(original, value);
+}
+
+Value TangentBuilder::tangent(Value original) const {
+  if (Value known = tangents.lookup(original))
+    return known;
+  return parent ? parent->tangent(original) : Value();
+}
+
+Value TangentBuilder::tangentOrZero(Value original) {
+  if (Value known = tangent(original))
+    return known;
+  return zerosLike(primal(original));
+}
+
+void TangentBuilder::setTangent(Value original, Value value) {
+  if (value && isActive(original))
+    tangents[original] = value;
+}
+
+SmallVector<Value> spreadTangents(ValueRange packed,
+                                  ArrayRef<unsigned> positions, size_t count) {
+  SmallVector<Value> tangents(count);
+  for (auto [value, j] : llvm::zip(packed, positions))
+    tangents[j] = value;
+  return tangents;
+}
+
+SmallVector<Type> withTangentTypes(TypeRange types,
+                                   ArrayRef<unsigned> positions) {
+  SmallVector<Type> all(types);
+  for (unsigned j : positions)
+    all.push_back(types[j]);
+  return all;
+}
+
+SmallVector<unsigned> TangentBuilder::activePositions(ValueRange originals) const {
+  SmallVector<unsigned> positions;
+  for (auto [j, value] : llvm::enumerate(originals))
+    if (isActive(value))
+      positions.push_back(j);
+  return positions;
+}
+
+SmallVector<Value> TangentBuilder::withTangents(ValueRange originals,
+                                                ArrayRef<unsigned> positions) {
+  SmallVector<Value> all = primals(originals);
+  for (unsigned j : positions)
+    all.push_back(tangentOrZero(originals[j]));
+  return all;
+}
+
+void TangentBuilder::mapLiftedResults(Operation *original, Operation *lifted,
+                                      ArrayRef<unsigned> positions) {
+  size_t n = original->getNumResults();
+  for (unsigned j = 0; j < n; ++j)
+    mapPrimal(original->getResult(j), lifted->getResult(j));
+  for (auto [k, j] : llvm::enumerate(positions))
+    setTangent(original->getResult(j), lifted->getResult(n + k));
+}
+
+Operation *TangentBuilder::clonePrimal(Operation *op) {
+  // Values of enclosing scopes are not in this scope's map: bind them first.
+  auto bind = [&](Value v) {
+    if (!primalMap.contains(v))
+      primalMap.map(v, primal(v));
+  };
+  llvm::for_each(op->getOperands(), bind);
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  llvm::for_each(captured, bind);
+  return b.clone(*op, primalMap);
+}
+
+LogicalResult TangentBuilder::forwardLinear(Operation *op) {
+  clonePrimal(op);
+  bool anyTangent = false;
+  IRMapping onTangents;
+  for (Value operand : op->getOperands()) {
+    if (!isDifferentiableType(operand.getType())) {
+      onTangents.map(operand, primal(operand));
+      continue;
+    }
+    anyTangent |= tangent(operand) != nullptr;
+    onTangents.map(operand, tangentOrZero(operand));
+  }
+  if (!anyTangent)
+    return success();
+  Operation *onTangent = b.clone(*op, onTangents);
+  for (auto [result, value] :
+       llvm::zip(op->getResults(), onTangent->getResults()))
+    setTangent(result, value);
+  return success();
+}
+
+LogicalResult TangentBuilder::run(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    bool active = llvm::any_of(op.getResults(),
+                               [&](Value r) { return isActive(r); });
+    if (!active) {
+      clonePrimal(&op);
+      continue;
+    }
+    auto rule = dyn_cast<ForwardModeOpInterface>(op);
+    if (!rule)
+      return op.emitOpError()
+             << "has no forward-mode derivative rule (soac-autodiff)";
+    Location previous = b.getLoc();
+    b.setLoc(op.getLoc());
+    LogicalResult result = rule.forward(*this);
+    b.setLoc(previous);
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+FailureOr<Lifted> TangentBuilder::lift(ImplicitLocOpBuilder &at, Block &block,
+                                       ValueRange args, ValueRange argTangents,
+                                       ArrayRef<unsigned> tangentPositions) {
+  TangentBuilder scope(at, activityInfo, this, symbols);
+  for (auto [arg, value] : llvm::zip(block.getArguments(), args))
+    scope.mapPrimal(arg, value);
+  for (auto [arg, value] : llvm::zip(block.getArguments(), argTangents))
+    scope.setTangent(arg, value);
+  if (failed(scope.run(block)))
+    return failure();
+  Lifted lifted;
+  ValueRange yielded = block.getTerminator()->getOperands();
+  lifted.primals = scope.primals(yielded);
+  for (unsigned position : tangentPositions)
+    lifted.tangents.push_back(scope.tangentOrZero(yielded[position]));
+  return lifted;
+}
+
+Value TangentBuilder::zerosLike(Value value) {
+  Type type = value.getType();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  Type element = tensor ? tensor.getElementType() : type;
+  Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
+  if (!tensor)
+    return zero;
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < tensor.getRank(); ++d)
+    if (tensor.isDynamicDim(d))
+      dynamic.push_back(tensor::DimOp::create(b, value, d));
+  return tensor::SplatOp::create(b, zero, tensor, dynamic);
+}
+
+Value TangentBuilder::add(Value x, Value y) {
+  if (!x || !y)
+    return x ? x : y;
+  return buildAdd(b, x, y);
+}
+
+Value TangentBuilder::sub(Value x, Value y) {
+  if (!y)
+    return x;
+  if (!x)
+    return neg(y);
+  return arith::SubFOp::create(b, x, y);
+}
+
+Value TangentBuilder::mul(Value x, Value y) {
+  if (!x || !y)
+    return Value();
+  return arith::MulFOp::create(b, x, y);
+}
+
+Value TangentBuilder::neg(Value x) {
+  return x ? Value(arith::NegFOp::create(b, x)) : Value();
+}
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
+                                               ArrayRef<int64_t> wrt,
+                                               SymbolTableCollection &symbols) {
+  auto module = function->getParentOfType<ModuleOp>();
+  std::string name = llvm::formatv("{0}__jvp_wrt_{1}", function.getSymName(),
+                                   llvm::join(llvm::map_range(wrt, [](int64_t w) {
+                                                return std::to_string(w);
+                                              }),
+                                              "_"))
+                         .str();
+  if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
+          module, StringAttr::get(function.getContext(), name)))
+    return existing;
+  if (function.isExternal())
+    return function.emitOpError()
+           << "cannot be differentiated: it is a declaration without a body";
+  if (!function.getBody().hasOneBlock())
+    return function.emitOpError()
+           << "cannot be differentiated: its body has more than one block";
+
+  FunctionType type = function.getFunctionType();
+  SmallVector<Type> inputs(type.getInputs());
+  for (int64_t position : wrt)
+    inputs.push_back(type.getInput(position));
+  SmallVector<Type> outputs(type.getResults());
+  llvm::append_range(outputs, type.getResults());
+
+  OpBuilder top(function);
+  top.setInsertionPointAfter(function);
+  auto jvp = func::FuncOp::create(top, function.getLoc(), name,
+                                  FunctionType::get(function.getContext(),
+                                                    inputs, outputs));
+  jvp.setPrivate();
+  symbols.getSymbolTable(module).insert(jvp);
+
+  Block &body = function.getBody().front();
+  Block *entry = jvp.addEntryBlock();
+  ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
+  Activity activity(function, wrt);
+  TangentBuilder scope(b, activity, nullptr, symbols);
+  size_t numArgs = type.getNumInputs();
+  for (auto [original, arg] :
+       llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
+    scope.mapPrimal(original, arg);
+  for (auto [position, tangent] :
+       llvm::zip(wrt, entry->getArguments().drop_front(numArgs)))
+    scope.setTangent(body.getArgument(position), tangent);
+  if (failed(scope.run(body))) {
+    symbols.getSymbolTable(module).erase(jvp);
+    return failure();
+  }
+  ValueRange results = body.getTerminator()->getOperands();
+  SmallVector<Value> returned = scope.primals(results);
+  for (Value result : results)
+    returned.push_back(scope.tangentOrZero(result));
+  func::ReturnOp::create(b, returned);
+  return jvp;
+}
+
+} // namespace soac::autodiff

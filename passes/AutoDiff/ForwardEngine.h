@@ -1,0 +1,135 @@
+//===- ForwardEngine.h - forward-mode AD with dual numbers ------*- C++ -*-===//
+//
+// Forward mode walks a scope once, first op to last: inactive ops are cloned,
+// active ones ask their ForwardModeOpInterface rule to build their primal
+// results and the tangents of their active results. Ops with regions (SOACs,
+// loops, branches) lift their bodies to (primal, tangent) pairs with
+// `lift`, so that one loop or one SOAC computes both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_AUTODIFF_FORWARDENGINE_H
+#define SOAC_PASSES_AUTODIFF_FORWARDENGINE_H
+
+#include "passes/AutoDiff/Engine.h"
+
+namespace soac::autodiff {
+
+class TangentBuilder;
+
+} // namespace soac::autodiff
+
+#include "passes/ForwardModeOpInterface.h.inc"
+
+namespace soac::autodiff {
+
+/// What a lifted block yields: its primal values, then the tangents of those
+/// that `lift` was asked for.
+struct Lifted {
+  llvm::SmallVector<mlir::Value> primals;
+  llvm::SmallVector<mlir::Value> tangents;
+
+  /// What the lifted op's terminator yields: primals, then tangents.
+  llvm::SmallVector<mlir::Value> all() const {
+    llvm::SmallVector<mlir::Value> values(primals);
+    llvm::append_range(values, tangents);
+    return values;
+  }
+};
+
+/// `count` tangents, null (zero) except `packed`, one per position, at
+/// `positions`.
+llvm::SmallVector<mlir::Value> spreadTangents(mlir::ValueRange packed,
+                                              llvm::ArrayRef<unsigned> positions,
+                                              size_t count);
+
+/// `types` followed by those at `positions` (the types of their tangents).
+llvm::SmallVector<mlir::Type> withTangentTypes(mlir::TypeRange types,
+                                               llvm::ArrayRef<unsigned> positions);
+
+/// One scope of the forward sweep and the API the rules build with.
+class TangentBuilder {
+public:
+  /// A scope building at `builder`'s insertion point; `parent` is the
+  /// enclosing scope (null for a function body), whose values the scope reads
+  /// when they are defined outside its block.
+  TangentBuilder(mlir::ImplicitLocOpBuilder &builder, const Activity &activity,
+                 TangentBuilder *parent, mlir::SymbolTableCollection &symbols);
+
+  mlir::ImplicitLocOpBuilder &builder() { return b; }
+  mlir::SymbolTableCollection &symbolTables() { return symbols; }
+  const Activity &activity() const { return activityInfo; }
+  bool isActive(mlir::Value original) const {
+    return activityInfo.isActive(original);
+  }
+
+  /// The counterpart of `original` in the code being built.
+  mlir::Value primal(mlir::Value original) const;
+  llvm::SmallVector<mlir::Value> primals(mlir::ValueRange originals) const;
+  void mapPrimal(mlir::Value original, mlir::Value primal);
+  /// The tangent of `original`, or null when it is zero.
+  mlir::Value tangent(mlir::Value original) const;
+  mlir::Value tangentOrZero(mlir::Value original);
+  void setTangent(mlir::Value original, mlir::Value tangent);
+
+  /// The positions of the active values among `originals`.
+  llvm::SmallVector<unsigned> activePositions(mlir::ValueRange originals) const;
+  /// The primals of `originals` followed by the tangents of those at
+  /// `positions` (zeros where they have none).
+  llvm::SmallVector<mlir::Value> withTangents(mlir::ValueRange originals,
+                                              llvm::ArrayRef<unsigned> positions);
+  /// Maps the results of `original` to the first results of `lifted`, the
+  /// op built by its rule, and sets the tangents of those at `positions`
+  /// from the results after them.
+  void mapLiftedResults(mlir::Operation *original, mlir::Operation *lifted,
+                        llvm::ArrayRef<unsigned> positions);
+
+  /// Clones `op` with its operands mapped to their primals and maps its
+  /// results: the primal half of every rule whose op has no region.
+  mlir::Operation *clonePrimal(mlir::Operation *op);
+
+  /// The rule of an op that is linear in its differentiable operands (reads,
+  /// writes, reshapes, scatters): clones it for the primal, and again on the
+  /// tangents of those operands (zeros where they have none) for the tangent.
+  mlir::LogicalResult forwardLinear(mlir::Operation *op);
+
+  /// The forward sweep over the ops of `block` (not its terminator); its
+  /// arguments must have been mapped.
+  mlir::LogicalResult run(mlir::Block &block);
+
+  /// Builds `block` with `at` in a nested scope: its arguments bound to
+  /// `args` with tangents `argTangents` (null: zero), the values it reads
+  /// from outside to this scope's. Returns the primals of its terminator's
+  /// operands and the tangents of those at `tangentPositions` (zeros where
+  /// they have none).
+  mlir::FailureOr<Lifted> lift(mlir::ImplicitLocOpBuilder &at,
+                               mlir::Block &block, mlir::ValueRange args,
+                               mlir::ValueRange argTangents,
+                               llvm::ArrayRef<unsigned> tangentPositions);
+
+  // Helpers for the rules; null stands for a zero tangent.
+  mlir::Value zerosLike(mlir::Value primal);
+  mlir::Value add(mlir::Value x, mlir::Value y);
+  mlir::Value sub(mlir::Value x, mlir::Value y);
+  mlir::Value mul(mlir::Value x, mlir::Value y);
+  mlir::Value neg(mlir::Value x);
+
+private:
+  mlir::ImplicitLocOpBuilder &b;
+  const Activity &activityInfo;
+  TangentBuilder *parent;
+  mlir::SymbolTableCollection &symbols;
+  mlir::IRMapping primalMap;
+  llvm::DenseMap<mlir::Value, mlir::Value> tangents;
+};
+
+/// The function `(args..., tangents of the wrt args...) -> (results...,
+/// tangents of the results...)` of the Jacobian-vector product of `function`,
+/// created next to it on first request.
+mlir::FailureOr<mlir::func::FuncOp>
+getOrCreateJvpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
+                       mlir::SymbolTableCollection &symbols);
+
+} // namespace soac::autodiff
+
+#endif // SOAC_PASSES_AUTODIFF_FORWARDENGINE_H

@@ -1,0 +1,168 @@
+"""Forward-mode derivatives, and those built on both modes: Hessian-vector
+products (forward over reverse) and Jacobians.
+
+``soac.jvp`` wraps ``soac.jvp @f`` in a function of a copy of the module,
+expands it with the ``soac-autodiff`` pass (dual numbers: every op computes
+its primal and its tangent, SOAC operators on pairs) and compiles it.
+
+>>> import numpy as np, soac
+>>> program = '''
+...   func.func @norm2(%x: tensor<?xf64>) -> f64 {
+...     %zero = arith.constant 0.0 : f64
+...     %sq = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+...     ^bb0(%v: f64):
+...       %s = arith.mulf %v, %v : f64
+...       soac.yield %s : f64
+...     }
+...     %s = soac.reduce ins(%sq : tensor<?xf64>) init(%zero : f64) -> f64 {
+...     ^bb0(%acc: f64, %v: f64):
+...       %t = arith.addf %acc, %v : f64
+...       soac.yield %t : f64
+...     }
+...     return %s : f64
+...   }'''
+>>> x, t = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 1.0])
+>>> value, tangent = soac.jvp(program, "norm2")(x, t)  # f(x), ∇f(x)·t
+>>> float(value), float(tangent)
+(14.0, 8.0)
+>>> soac.hvp(program, "norm2")(x, t)  # H·t with H = 2I
+array([2., 0., 2.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func
+
+from . import builders
+from .autodiff import Derivative, _add_wrapper, _fresh_name, derive, vjp
+from .compiler import CpuOptions, compile
+from .errors import Error
+
+
+def jvp(
+    module: ir.Module | str,
+    function: str,
+    *,
+    wrt: Sequence[int] | None = None,
+    options: CpuOptions = CpuOptions(),
+) -> Derivative:
+    """The Jacobian-vector product of ``@function``: a callable taking its
+    arguments, then one tangent per argument in ``wrt`` (all arguments by
+    default), returning its results, then the tangent of each result."""
+
+    def add_wrapper(copy: ir.Module, callee, name: str) -> None:
+        signature = ir.FunctionType(callee.function_type.value)
+        positions = _positions(signature, wrt)
+        inputs = list(signature.inputs) + [signature.inputs[i] for i in positions]
+        _add_function(copy, name, inputs, list(signature.results) * 2, lambda args: builders.jvp(callee, args, wrt=wrt))
+
+    return derive(module, function, "jvp", add_wrapper, options)
+
+
+def hvp(
+    module: ir.Module | str,
+    function: str,
+    *,
+    wrt: Sequence[int] | None = None,
+    checkpoint_levels: int = 1,
+    options: CpuOptions = CpuOptions(),
+) -> Derivative:
+    """The Hessian-vector product of ``@function``, which must return one
+    float scalar: a callable taking its arguments, then one vector per
+    argument in ``wrt``, returning H·v for each (a tuple when there are
+    several). Forward over reverse: the jvp of the function computing the
+    gradient with soac.vjp."""
+
+    def add_wrapper(copy: ir.Module, callee, name: str) -> None:
+        signature = ir.FunctionType(callee.function_type.value)
+        results = list(signature.results)
+        if len(results) != 1 or not isinstance(results[0], ir.FloatType):
+            raise Error(f"hvp needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
+        positions = _positions(signature, wrt)
+        gradient_name = _fresh_name(copy, f"{name}_gradient")
+        _add_wrapper(copy, callee, gradient_name, wrt, scalar_seed=True)
+        gradient = next(op for op in copy.body.operations if _symbol_name(op) == gradient_name)
+        vectors = [signature.inputs[i] for i in positions]
+
+        def body(args):
+            values = builders.jvp(gradient, args, wrt=positions)
+            return _as_list(values)[len(positions) :]
+
+        _add_function(copy, name, list(signature.inputs) + vectors, vectors, body)
+
+    return derive(module, function, "hvp", add_wrapper, options, checkpoint_levels)
+
+
+def jacfwd(module: ir.Module | str, function: str, *, wrt: int = 0, options: CpuOptions = CpuOptions()) -> Jacobian:
+    """The Jacobian of ``@function``'s one result with respect to argument
+    ``wrt``, column by column: one jvp per element of the argument."""
+    return Jacobian(compile(module, function, options=options), jvp(module, function, wrt=[wrt], options=options), wrt, forward=True)
+
+
+def jacrev(module: ir.Module | str, function: str, *, wrt: int = 0, options: CpuOptions = CpuOptions()) -> Jacobian:
+    """The Jacobian of ``@function``'s one result with respect to argument
+    ``wrt``, row by row: one vjp per element of the result."""
+    return Jacobian(compile(module, function, options=options), vjp(module, function, wrt=[wrt], options=options), wrt, forward=False)
+
+
+@dataclass
+class Jacobian:
+    """A compiled Jacobian: called on the function's arguments, returns the
+    Jacobian of its one result with respect to argument ``wrt``, of shape
+    ``result.shape + argument.shape``, from the jvp (``forward``) or the vjp
+    in ``derivative``."""
+
+    primal: Any
+    derivative: Derivative
+    wrt: int
+    forward: bool
+
+    def __call__(self, *args: Any) -> np.ndarray:
+        result = self.primal(*args)
+        if isinstance(result, tuple):
+            raise Error(f"a Jacobian needs a function with one result; @{self.derivative.function} has {len(result)}")
+        y, x = np.asarray(result), np.asarray(args[self.wrt])
+        jacobian = np.zeros(y.shape + x.shape, dtype=np.result_type(y, x))
+        if self.forward:
+            for index in np.ndindex(*x.shape):
+                _, column = self.derivative(*args, _unit(x, index))
+                jacobian[(Ellipsis, *index)] = column
+        else:
+            for index in np.ndindex(*y.shape):
+                _, row = self.derivative(*args, _unit(y, index))
+                jacobian[index] = row
+        return jacobian
+
+
+def _unit(like: np.ndarray, index: tuple[int, ...]):
+    """The basis vector of ``like``'s shape and dtype with a 1 at ``index``."""
+    unit = np.zeros_like(like)
+    unit[index] = 1
+    return unit if unit.shape else unit[()]
+
+
+def _positions(signature: ir.FunctionType, wrt: Sequence[int] | None) -> list[int]:
+    return list(range(len(signature.inputs))) if wrt is None else list(wrt)
+
+
+def _add_function(module: ir.Module, name: str, inputs, outputs, body) -> None:
+    """Appends ``@name(inputs) -> outputs`` returning ``body(arguments)``."""
+    with ir.InsertionPoint(module.body):
+        wrapper = func.FuncOp(name, (inputs, outputs))
+        block = wrapper.add_entry_block()
+    with ir.InsertionPoint(block):
+        func.ReturnOp(_as_list(body(list(block.arguments))))
+
+
+def _as_list(values) -> list[ir.Value]:
+    return values if isinstance(values, list) else [values]
+
+
+def _symbol_name(op) -> str | None:
+    return ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes else None
