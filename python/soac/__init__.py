@@ -26,6 +26,7 @@ from .runtime.abi import load_library
 from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
 from .autodiff import Derivative
+from .forward import Jacobian, hvp, jacfwd, jacrev, jvp
 from .compiler import compile, lower
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
@@ -44,6 +45,7 @@ __all__ = [
     "Derivative",
     "Error",
     "InterpretError",
+    "Jacobian",
     "LoweringError",
     "ParseError",
     "TraceError",
@@ -55,9 +57,13 @@ __all__ = [
     "fori_loop",
     "get_num_threads",
     "grad",
+    "hvp",
     "interpret",
     "iota",
+    "jacfwd",
+    "jacrev",
     "jit",
+    "jvp",
     "load_library",
     "lower",
     "map",
