@@ -443,17 +443,28 @@ LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   SmallVector<Slot> operands, outputs;
   for (auto [i, type] : llvm::enumerate(args))
     operands.push_back({type, ordinal("argument", i)});
+  int64_t width = getWidth().value_or(1);
+  // Lane l of a tangent, named only in vector mode.
+  auto lane = [&](int64_t l) {
+    return width == 1 ? std::string() : " (lane " + std::to_string(l) + ")";
+  };
   for (int64_t position : positions)
-    operands.push_back({args[position], "tangent of " + ordinal("argument", position)});
+    for (int64_t l = 0; l < width; ++l)
+      operands.push_back({args[position], "tangent of " +
+                                              ordinal("argument", position) +
+                                              lane(l)});
   for (auto [i, type] : llvm::enumerate(results))
     outputs.push_back({type, ordinal("result", i)});
   for (auto [i, type] : llvm::enumerate(results))
-    outputs.push_back({type, "tangent of " + ordinal("result", i)});
+    for (int64_t l = 0; l < width; ++l)
+      outputs.push_back({type, "tangent of " + ordinal("result", i) + lane(l)});
+  std::string each =
+      width == 1 ? "one tangent" : std::to_string(width) + " tangents";
   if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
                          operands,
-                         "its arguments, then one tangent per differentiated "
-                         "argument")))
+                         "its arguments, then " + each +
+                             " per differentiated argument")))
     return failure();
   return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
-                     outputs, "its results, then one tangent per result");
+                     outputs, "its results, then " + each + " per result");
 }

@@ -208,10 +208,13 @@ def Soac_IotaOp : Soac_Op<"iota", [Pure]> {
 // Both ops name a function and are expanded by the autodiff pass. The function
 // is assumed free of side effects (soac programs have value semantics), hence
 // Pure: an unused derivative is dead code.
-class Soac_DerivativeOp<string mnemonic> : Soac_Op<mnemonic,
-    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$operands,
-                       OptionalAttr<DenseI64ArrayAttr>:$wrt);
+class Soac_DerivativeOp<string mnemonic, dag extraArguments = (ins)>
+    : Soac_Op<mnemonic,
+              [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let arguments = !con((ins FlatSymbolRefAttr:$callee,
+                            Variadic<AnyType>:$operands,
+                            OptionalAttr<DenseI64ArrayAttr>:$wrt),
+                       extraArguments);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $callee `(` $operands `)` (`wrt` $wrt^)? attr-dict
@@ -237,17 +240,29 @@ def Soac_VjpOp : Soac_DerivativeOp<"vjp"> {
   }];
 }
 
-def Soac_JvpOp : Soac_DerivativeOp<"jvp"> {
+def Soac_JvpOp : Soac_DerivativeOp<"jvp",
+    (ins ConfinedAttr<OptionalAttr<I64Attr>, [IntPositive]>:$width)> {
   let summary = "Forward-mode derivative (Jacobian-vector product) of a function";
   let description = [{
     `soac.jvp @f(args..., tangents...)` with one tangent per differentiated
     argument (of that argument's type) returns `@f`'s results followed by one
     tangent per result (of the result's type). `wrt` as for `soac.vjp`.
 
+    Vector mode: with `width k`, k directional derivatives come out of one
+    pass over the primal. Each differentiated argument takes k tangents
+    (consecutive operands) and each result gets k tangents (consecutive
+    results).
+
     ```mlir
     %r:2 = soac.jvp @dot(%x, %y, %tx) wrt [0]
         : (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) -> (f32, f32)
+    %s:3 = soac.jvp @dot(%x, %y, %t0, %t1) wrt [0] width 2
+        : (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) -> (f32, f32, f32)
     ```
+  }];
+  let assemblyFormat = [{
+    $callee `(` $operands `)` (`wrt` $wrt^)? (`width` $width^)? attr-dict
+    `:` functional-type($operands, $results)
   }];
 }
 

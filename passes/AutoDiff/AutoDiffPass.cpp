@@ -105,7 +105,9 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
     FailureOr<func::FuncOp> derivative =
         isa<soac::VjpOp>(op)
             ? soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols)
-            : soac::autodiff::getOrCreateJvpFunction(callee, wrt, symbols);
+            : soac::autodiff::getOrCreateJvpFunction(
+                  callee, wrt, cast<soac::JvpOp>(op).getWidth().value_or(1),
+                  symbols);
     if (failed(derivative))
       return failure();
     OpBuilder builder(op);

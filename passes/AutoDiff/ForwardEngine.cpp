@@ -16,8 +16,9 @@ namespace soac::autodiff {
 
 TangentBuilder::TangentBuilder(ImplicitLocOpBuilder &builder,
                                const Activity &activity, TangentBuilder *parent,
-                               SymbolTableCollection &symbols)
-    : b(builder), activityInfo(activity), parent(parent), symbols(symbols) {}
+                               SymbolTableCollection &symbols, unsigned width)
+    : b(builder), activityInfo(activity), parent(parent), symbols(symbols),
+      lanes(parent ? parent->width() : width) {}
 
 Value TangentBuilder::primal(Value original) const {
   if (Value mapped = primalMap.lookupOrNull(original))
@@ -33,36 +34,39 @@ void TangentBuilder::mapPrimal(Value original, Value value) {
   primalMap.map(original, value);
 }
 
-Value TangentBuilder::tangent(Value original) const {
-  if (Value known = tangents.lookup(original))
+Value TangentBuilder::tangent(Value original, unsigned lane) const {
+  if (Value known = tangents.lookup({original, lane}))
     return known;
-  return parent ? parent->tangent(original) : Value();
+  return parent ? parent->tangent(original, lane) : Value();
 }
 
-Value TangentBuilder::tangentOrZero(Value original) {
-  if (Value known = tangent(original))
+Value TangentBuilder::tangentOrZero(Value original, unsigned lane) {
+  if (Value known = tangent(original, lane))
     return known;
   return zerosLike(primal(original));
 }
 
-void TangentBuilder::setTangent(Value original, Value value) {
+void TangentBuilder::setTangent(Value original, unsigned lane, Value value) {
   if (value && isActive(original))
-    tangents[original] = value;
+    tangents[{original, lane}] = value;
 }
 
 SmallVector<Value> spreadTangents(ValueRange packed,
-                                  ArrayRef<unsigned> positions, size_t count) {
-  SmallVector<Value> tangents(count);
-  for (auto [value, j] : llvm::zip(packed, positions))
-    tangents[j] = value;
+                                  ArrayRef<unsigned> positions, size_t count,
+                                  unsigned width) {
+  SmallVector<Value> tangents(count * width);
+  for (auto [k, j] : llvm::enumerate(positions))
+    for (unsigned lane = 0; lane < width; ++lane)
+      tangents[j * width + lane] = packed[k * width + lane];
   return tangents;
 }
 
 SmallVector<Type> withTangentTypes(TypeRange types,
-                                   ArrayRef<unsigned> positions) {
+                                   ArrayRef<unsigned> positions,
+                                   unsigned width) {
   SmallVector<Type> all(types);
   for (unsigned j : positions)
-    all.push_back(types[j]);
+    all.append(width, types[j]);
   return all;
 }
 
@@ -78,7 +82,8 @@ SmallVector<Value> TangentBuilder::withTangents(ValueRange originals,
                                                 ArrayRef<unsigned> positions) {
   SmallVector<Value> all = primals(originals);
   for (unsigned j : positions)
-    all.push_back(tangentOrZero(originals[j]));
+    for (unsigned lane : laneIndices())
+      all.push_back(tangentOrZero(originals[j], lane));
   return all;
 }
 
@@ -88,7 +93,9 @@ void TangentBuilder::mapLiftedResults(Operation *original, Operation *lifted,
   for (unsigned j = 0; j < n; ++j)
     mapPrimal(original->getResult(j), lifted->getResult(j));
   for (auto [k, j] : llvm::enumerate(positions))
-    setTangent(original->getResult(j), lifted->getResult(n + k));
+    for (unsigned lane : laneIndices())
+      setTangent(original->getResult(j), lane,
+                 lifted->getResult(n + k * lanes + lane));
 }
 
 Operation *TangentBuilder::clonePrimal(Operation *op) {
@@ -106,22 +113,24 @@ Operation *TangentBuilder::clonePrimal(Operation *op) {
 
 LogicalResult TangentBuilder::forwardLinear(Operation *op) {
   clonePrimal(op);
-  bool anyTangent = false;
-  IRMapping onTangents;
-  for (Value operand : op->getOperands()) {
-    if (!isDifferentiableType(operand.getType())) {
-      onTangents.map(operand, primal(operand));
-      continue;
+  for (unsigned lane : laneIndices()) {
+    bool anyTangent = false;
+    IRMapping onTangents;
+    for (Value operand : op->getOperands()) {
+      if (!isDifferentiableType(operand.getType())) {
+        onTangents.map(operand, primal(operand));
+        continue;
+      }
+      anyTangent |= tangent(operand, lane) != nullptr;
+      onTangents.map(operand, tangentOrZero(operand, lane));
     }
-    anyTangent |= tangent(operand) != nullptr;
-    onTangents.map(operand, tangentOrZero(operand));
+    if (!anyTangent)
+      continue;
+    Operation *onTangent = b.clone(*op, onTangents);
+    for (auto [result, value] :
+         llvm::zip(op->getResults(), onTangent->getResults()))
+      setTangent(result, lane, value);
   }
-  if (!anyTangent)
-    return success();
-  Operation *onTangent = b.clone(*op, onTangents);
-  for (auto [result, value] :
-       llvm::zip(op->getResults(), onTangent->getResults()))
-    setTangent(result, value);
   return success();
 }
 
@@ -153,15 +162,16 @@ FailureOr<Lifted> TangentBuilder::lift(ImplicitLocOpBuilder &at, Block &block,
   TangentBuilder scope(at, activityInfo, this, symbols);
   for (auto [arg, value] : llvm::zip(block.getArguments(), args))
     scope.mapPrimal(arg, value);
-  for (auto [arg, value] : llvm::zip(block.getArguments(), argTangents))
-    scope.setTangent(arg, value);
+  for (auto [i, value] : llvm::enumerate(argTangents))
+    scope.setTangent(block.getArgument(i / lanes), i % lanes, value);
   if (failed(scope.run(block)))
     return failure();
   Lifted lifted;
   ValueRange yielded = block.getTerminator()->getOperands();
   lifted.primals = scope.primals(yielded);
   for (unsigned position : tangentPositions)
-    lifted.tangents.push_back(scope.tangentOrZero(yielded[position]));
+    for (unsigned lane : laneIndices())
+      lifted.tangents.push_back(scope.tangentOrZero(yielded[position], lane));
   return lifted;
 }
 
@@ -209,9 +219,11 @@ Value TangentBuilder::neg(Value x) {
 
 FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
+                                               unsigned width,
                                                SymbolTableCollection &symbols) {
   auto module = function->getParentOfType<ModuleOp>();
-  std::string name = llvm::formatv("{0}__jvp_wrt_{1}", function.getSymName(),
+  std::string lanes = width == 1 ? "" : llvm::formatv("_x{0}", width).str();
+  std::string name = llvm::formatv("{0}__jvp{1}_wrt_{2}", function.getSymName(), lanes,
                                    llvm::join(llvm::map_range(wrt, [](int64_t w) {
                                                 return std::to_string(w);
                                               }),
@@ -230,9 +242,10 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   FunctionType type = function.getFunctionType();
   SmallVector<Type> inputs(type.getInputs());
   for (int64_t position : wrt)
-    inputs.push_back(type.getInput(position));
+    inputs.append(width, type.getInput(position));
   SmallVector<Type> outputs(type.getResults());
-  llvm::append_range(outputs, type.getResults());
+  for (Type result : type.getResults())
+    outputs.append(width, result);
 
   OpBuilder top(function);
   top.setInsertionPointAfter(function);
@@ -246,14 +259,16 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   Block *entry = jvp.addEntryBlock();
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
-  TangentBuilder scope(b, activity, nullptr, symbols);
+  TangentBuilder scope(b, activity, nullptr, symbols, width);
   size_t numArgs = type.getNumInputs();
   for (auto [original, arg] :
        llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
     scope.mapPrimal(original, arg);
-  for (auto [position, tangent] :
-       llvm::zip(wrt, entry->getArguments().drop_front(numArgs)))
-    scope.setTangent(body.getArgument(position), tangent);
+  ValueRange tangents = entry->getArguments().drop_front(numArgs);
+  for (auto [k, position] : llvm::enumerate(wrt))
+    for (unsigned lane = 0; lane < width; ++lane)
+      scope.setTangent(body.getArgument(position), lane,
+                       tangents[k * width + lane]);
   if (failed(scope.run(body))) {
     symbols.getSymbolTable(module).erase(jvp);
     return failure();
@@ -261,7 +276,8 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   ValueRange results = body.getTerminator()->getOperands();
   SmallVector<Value> returned = scope.primals(results);
   for (Value result : results)
-    returned.push_back(scope.tangentOrZero(result));
+    for (unsigned lane = 0; lane < width; ++lane)
+      returned.push_back(scope.tangentOrZero(result, lane));
   func::ReturnOp::create(b, returned);
   return jvp;
 }

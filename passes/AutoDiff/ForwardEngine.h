@@ -6,6 +6,10 @@
 // loops, branches) lift their bodies to (primal, tangent) pairs with
 // `lift`, so that one loop or one SOAC computes both.
 //
+// Vector mode: a scope has `width` tangent lanes, k directional derivatives
+// computed in one pass over the primal. Lists of tangents hold the lanes of
+// each value together: value j, lane l at j·width + l.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SOAC_PASSES_AUTODIFF_FORWARDENGINE_H
@@ -37,15 +41,17 @@ struct Lifted {
   }
 };
 
-/// `count` tangents, null (zero) except `packed`, one per position, at
-/// `positions`.
+/// The tangent lanes of `count` values, null (zero) except `packed`: the
+/// `width` lanes of each value at `positions`.
 llvm::SmallVector<mlir::Value> spreadTangents(mlir::ValueRange packed,
                                               llvm::ArrayRef<unsigned> positions,
-                                              size_t count);
+                                              size_t count, unsigned width);
 
-/// `types` followed by those at `positions` (the types of their tangents).
+/// `types` followed, for each of `positions`, by `width` copies of its type
+/// (the types of its tangent lanes).
 llvm::SmallVector<mlir::Type> withTangentTypes(mlir::TypeRange types,
-                                               llvm::ArrayRef<unsigned> positions);
+                                               llvm::ArrayRef<unsigned> positions,
+                                               unsigned width);
 
 /// One scope of the forward sweep and the API the rules build with.
 class TangentBuilder {
@@ -54,7 +60,8 @@ public:
   /// enclosing scope (null for a function body), whose values the scope reads
   /// when they are defined outside its block.
   TangentBuilder(mlir::ImplicitLocOpBuilder &builder, const Activity &activity,
-                 TangentBuilder *parent, mlir::SymbolTableCollection &symbols);
+                 TangentBuilder *parent, mlir::SymbolTableCollection &symbols,
+                 unsigned width = 1);
 
   mlir::ImplicitLocOpBuilder &builder() { return b; }
   mlir::SymbolTableCollection &symbolTables() { return symbols; }
@@ -62,25 +69,28 @@ public:
   bool isActive(mlir::Value original) const {
     return activityInfo.isActive(original);
   }
+  /// The number of tangent lanes, and their indices for loops.
+  unsigned width() const { return lanes; }
+  auto laneIndices() const { return llvm::seq<unsigned>(0, lanes); }
 
   /// The counterpart of `original` in the code being built.
   mlir::Value primal(mlir::Value original) const;
   llvm::SmallVector<mlir::Value> primals(mlir::ValueRange originals) const;
   void mapPrimal(mlir::Value original, mlir::Value primal);
-  /// The tangent of `original`, or null when it is zero.
-  mlir::Value tangent(mlir::Value original) const;
-  mlir::Value tangentOrZero(mlir::Value original);
-  void setTangent(mlir::Value original, mlir::Value tangent);
+  /// Lane `lane` of the tangent of `original`, or null when it is zero.
+  mlir::Value tangent(mlir::Value original, unsigned lane) const;
+  mlir::Value tangentOrZero(mlir::Value original, unsigned lane);
+  void setTangent(mlir::Value original, unsigned lane, mlir::Value tangent);
 
   /// The positions of the active values among `originals`.
   llvm::SmallVector<unsigned> activePositions(mlir::ValueRange originals) const;
-  /// The primals of `originals` followed by the tangents of those at
+  /// The primals of `originals` followed by the tangent lanes of those at
   /// `positions` (zeros where they have none).
   llvm::SmallVector<mlir::Value> withTangents(mlir::ValueRange originals,
                                               llvm::ArrayRef<unsigned> positions);
   /// Maps the results of `original` to the first results of `lifted`, the
-  /// op built by its rule, and sets the tangents of those at `positions`
-  /// from the results after them.
+  /// op built by its rule, and sets the tangent lanes of those at
+  /// `positions` from the results after them.
   void mapLiftedResults(mlir::Operation *original, mlir::Operation *lifted,
                         llvm::ArrayRef<unsigned> positions);
 
@@ -98,10 +108,10 @@ public:
   mlir::LogicalResult run(mlir::Block &block);
 
   /// Builds `block` with `at` in a nested scope: its arguments bound to
-  /// `args` with tangents `argTangents` (null: zero), the values it reads
-  /// from outside to this scope's. Returns the primals of its terminator's
-  /// operands and the tangents of those at `tangentPositions` (zeros where
-  /// they have none).
+  /// `args` with tangent lanes `argTangents` (null: zero), the values it
+  /// reads from outside to this scope's. Returns the primals of its
+  /// terminator's operands and the tangent lanes of those at
+  /// `tangentPositions` (zeros where they have none).
   mlir::FailureOr<Lifted> lift(mlir::ImplicitLocOpBuilder &at,
                                mlir::Block &block, mlir::ValueRange args,
                                mlir::ValueRange argTangents,
@@ -119,16 +129,18 @@ private:
   const Activity &activityInfo;
   TangentBuilder *parent;
   mlir::SymbolTableCollection &symbols;
+  unsigned lanes;
   mlir::IRMapping primalMap;
-  llvm::DenseMap<mlir::Value, mlir::Value> tangents;
+  llvm::DenseMap<std::pair<mlir::Value, unsigned>, mlir::Value> tangents;
 };
 
 /// The function `(args..., tangents of the wrt args...) -> (results...,
 /// tangents of the results...)` of the Jacobian-vector product of `function`,
-/// created next to it on first request.
+/// created next to it on first request; with `width` lanes, each tangent is
+/// `width` values (the lanes of an argument or result together).
 mlir::FailureOr<mlir::func::FuncOp>
 getOrCreateJvpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
-                       mlir::SymbolTableCollection &symbols);
+                       unsigned width, mlir::SymbolTableCollection &symbols);
 
 } // namespace soac::autodiff
 

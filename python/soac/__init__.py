@@ -26,14 +26,14 @@ from .runtime.abi import load_library
 from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
 from .autodiff import Derivative
-from .forward import Jacobian, hvp, jacfwd, jacrev, jvp
+from .forward import Jacobian, jacfwd, jacrev
 from .compiler import compile, lower
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
-# The frontend's grad/vjp also take MLIR modules (dispatching to soac.autodiff).
+# The frontend's grad/vjp/jvp/hvp also take MLIR modules (dispatching to soac.autodiff).
 from .frontend import (
-    ArgSpec, Array, TraceError, cond, fori_loop, grad, iota, jit, map, reduce, reduce_by_index,
+    ArgSpec, Array, TraceError, cond, fori_loop, grad, hvp, iota, jit, jvp, map, reduce, reduce_by_index,
     scan, scatter, value_and_grad, vjp, while_loop,
 )
 from . import math, numpy  # noqa: E402  (namespaces of the frontend)

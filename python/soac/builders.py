@@ -202,14 +202,17 @@ def jvp(
     operands: Sequence[ir.Value],
     *,
     wrt: Sequence[int] | None = None,
+    width: int = 1,
     loc: ir.Location | None = None,
     ip: ir.InsertionPoint | None = None,
 ) -> Values:
     """``soac.jvp @callee(args..., tangents...)``: the callee's results, then one
-    tangent per result."""
+    tangent per result; with ``width`` k (vector mode), k tangents per
+    differentiated argument and per result, consecutive."""
     signature = ir.FunctionType(callee.function_type.value)
-    result_types = list(signature.results) * 2
-    op = ops.JvpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), loc=loc, ip=ip)
+    result_types = list(signature.results) + [t for t in signature.results for _ in range(width)]
+    width_attr = None if width == 1 else ir.IntegerAttr.get(ir.IntegerType.get_signless(64), width)
+    op = ops.JvpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), width=width_attr, loc=loc, ip=ip)
     return _results(op)
 
 

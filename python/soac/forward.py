@@ -50,19 +50,58 @@ def jvp(
     function: str,
     *,
     wrt: Sequence[int] | None = None,
+    width: int = 1,
     options: CpuOptions = CpuOptions(),
 ) -> Derivative:
     """The Jacobian-vector product of ``@function``: a callable taking its
     arguments, then one tangent per argument in ``wrt`` (all arguments by
-    default), returning its results, then the tangent of each result."""
+    default), returning its results, then the tangent of each result.
+
+    Vector mode: with ``width=k`` each tangent is a stack of k tangents (shape
+    ``(k, *argument.shape)``) and each result's tangents come back stacked the
+    same way: k directional derivatives from one pass over the primal."""
+    if width < 1:
+        raise Error(f"width must be at least 1, got {width}")
 
     def add_wrapper(copy: ir.Module, callee, name: str) -> None:
         signature = ir.FunctionType(callee.function_type.value)
         positions = _positions(signature, wrt)
-        inputs = list(signature.inputs) + [signature.inputs[i] for i in positions]
-        _add_function(copy, name, inputs, list(signature.results) * 2, lambda args: builders.jvp(callee, args, wrt=wrt))
+        inputs = list(signature.inputs) + [signature.inputs[i] for i in positions for _ in range(width)]
+        outputs = list(signature.results) + [t for t in signature.results for _ in range(width)]
+        _add_function(copy, name, inputs, outputs, lambda args: builders.jvp(callee, args, wrt=wrt, width=width))
 
-    return derive(module, function, "jvp", add_wrapper, options)
+    derivative = derive(module, function, "jvp", add_wrapper, options)
+    if width == 1:
+        return derivative
+    return StackedJvp(derivative.module, derivative.function, derivative.compiled, width)
+
+
+@dataclass
+class StackedJvp(Derivative):
+    """A vector-mode jvp called with stacked tangents: the compiled function
+    takes (and returns) the k lanes of each tangent as separate arrays."""
+
+    width: int
+
+    def __call__(self, *args: Any) -> Any:
+        # The compiled function takes the primal arguments, then k lanes per
+        # stacked tangent; it returns the results, then k lanes per result.
+        signature = self.compiled.signature
+        num_stacks = (len(signature.args) - len(args)) // (self.width - 1)
+        primal, stacks = args[: len(args) - num_stacks], args[len(args) - num_stacks :]
+        lanes = [_unstack(stack, lane) for stack in stacks for lane in range(self.width)]
+        outputs = self.compiled(*primal, *lanes)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        num_results = len(outputs) // (1 + self.width)
+        tangents = outputs[num_results:]
+        stacked = [np.stack(tangents[k * self.width : (k + 1) * self.width]) for k in range(num_results)]
+        return (*outputs[:num_results], *stacked)
+
+
+def _unstack(stack, lane: int):
+    """Lane ``lane`` of a stack of tangents, as the argument's own type."""
+    value = np.asarray(stack)[lane]
+    return value if value.shape else value[()]
 
 
 def hvp(
@@ -99,28 +138,32 @@ def hvp(
     return derive(module, function, "hvp", add_wrapper, options, checkpoint_levels)
 
 
-def jacfwd(module: ir.Module | str, function: str, *, wrt: int = 0, options: CpuOptions = CpuOptions()) -> Jacobian:
+def jacfwd(
+    module: ir.Module | str, function: str, *, wrt: int = 0, width: int = 8, options: CpuOptions = CpuOptions()
+) -> Jacobian:
     """The Jacobian of ``@function``'s one result with respect to argument
-    ``wrt``, column by column: one jvp per element of the argument."""
-    return Jacobian(compile(module, function, options=options), jvp(module, function, wrt=[wrt], options=options), wrt, forward=True)
+    ``wrt``, by columns: vector-mode jvps of ``width`` columns each (one pass
+    over the primal per ``width`` elements of the argument)."""
+    return Jacobian(compile(module, function, options=options), jvp(module, function, wrt=[wrt], width=width, options=options), wrt, width, forward=True)
 
 
 def jacrev(module: ir.Module | str, function: str, *, wrt: int = 0, options: CpuOptions = CpuOptions()) -> Jacobian:
     """The Jacobian of ``@function``'s one result with respect to argument
-    ``wrt``, row by row: one vjp per element of the result."""
-    return Jacobian(compile(module, function, options=options), vjp(module, function, wrt=[wrt], options=options), wrt, forward=False)
+    ``wrt``, by rows: one vjp per element of the result."""
+    return Jacobian(compile(module, function, options=options), vjp(module, function, wrt=[wrt], options=options), wrt, 1, forward=False)
 
 
 @dataclass
 class Jacobian:
     """A compiled Jacobian: called on the function's arguments, returns the
     Jacobian of its one result with respect to argument ``wrt``, of shape
-    ``result.shape + argument.shape``, from the jvp (``forward``) or the vjp
-    in ``derivative``."""
+    ``result.shape + argument.shape``, from the jvp (``forward``, ``width``
+    columns per call) or the vjp in ``derivative``."""
 
     primal: Any
     derivative: Derivative
     wrt: int
+    width: int
     forward: bool
 
     def __call__(self, *args: Any) -> np.ndarray:
@@ -130,9 +173,16 @@ class Jacobian:
         y, x = np.asarray(result), np.asarray(args[self.wrt])
         jacobian = np.zeros(y.shape + x.shape, dtype=np.result_type(y, x))
         if self.forward:
-            for index in np.ndindex(*x.shape):
-                _, column = self.derivative(*args, _unit(x, index))
-                jacobian[(Ellipsis, *index)] = column
+            columns = list(np.ndindex(*x.shape))
+            for start in range(0, len(columns), self.width):
+                chunk = columns[start : start + self.width]
+                # the last chunk is padded with zero tangents
+                units = [_unit(x, index) for index in chunk] + [np.zeros_like(x)] * (self.width - len(chunk))
+                tangents = np.stack(units) if self.width > 1 else units[0]
+                lanes = self.derivative(*args, tangents)[1]
+                lanes = lanes if self.width > 1 else [lanes]
+                for index, lane in zip(chunk, lanes):
+                    jacobian[(Ellipsis, *index)] = lane
         else:
             for index in np.ndindex(*y.shape):
                 _, row = self.derivative(*args, _unit(y, index))

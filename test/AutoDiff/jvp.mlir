@@ -149,3 +149,26 @@ func.func @hessian_vector(%x: f64, %v: f64) -> f64 {
   %r:2 = soac.jvp @gradient(%x, %v) : (f64, f64) -> (f64, f64)
   return %r#1 : f64
 }
+
+// -----
+
+// Vector mode: two tangent lanes from one pass; the primal is computed once.
+// CHECK-LABEL: func.func private @scale__jvp_x2_wrt_0(
+// CHECK-SAME:    %[[X:.*]]: f64, %[[W:.*]]: f64, %[[T0:.*]]: f64, %[[T1:.*]]: f64) -> (f64, f64, f64)
+// CHECK:         %[[Y:.*]] = arith.mulf %[[X]], %[[W]]
+// CHECK:         %[[Y0:.*]] = arith.mulf %[[T0]], %[[W]]
+// CHECK:         %[[Y1:.*]] = arith.mulf %[[T1]], %[[W]]
+// CHECK:         %[[E:.*]] = math.exp %[[Y]]
+// CHECK-NOT:     math.exp
+// CHECK:         %[[E0:.*]] = arith.mulf %[[Y0]], %[[E]]
+// CHECK:         %[[E1:.*]] = arith.mulf %[[Y1]], %[[E]]
+// CHECK:         return %[[E]], %[[E0]], %[[E1]]
+func.func @scale(%x: f64, %w: f64) -> f64 {
+  %y = arith.mulf %x, %w : f64
+  %e = math.exp %y : f64
+  return %e : f64
+}
+func.func @d_scale(%x: f64, %w: f64, %t0: f64, %t1: f64) -> (f64, f64) {
+  %r:3 = soac.jvp @scale(%x, %w, %t0, %t1) wrt [0] width 2 : (f64, f64, f64, f64) -> (f64, f64, f64)
+  return %r#1, %r#2 : f64, f64
+}

@@ -214,3 +214,34 @@ def test_jacobians_forward_and_reverse_agree_with_finite_differences():
     np.testing.assert_allclose(reverse, expected, rtol=1e-6, atol=1e-9)
     # matvec is linear in x: its Jacobian is A
     np.testing.assert_allclose(soac.jacfwd(LIBRARY, "matvec", wrt=1)(A, x), A, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "source,function,make_args,wrt",
+    [
+        (LOOPS, "iterate", lambda: [rng.standard_normal(6), np.float64(0.9), rng.uniform(0.5, 1.0, 4), 5], [0, 1, 2]),
+        (PROGRAMS, "branchy", lambda: [rng.standard_normal(7), np.float64(0.8), rng.standard_normal((3, 4)), rng.integers(0, 3, 7)], [0, 1, 2]),
+        (LIBRARY, "recurrence", lambda: [rng.uniform(0.5, 1.5, 5), rng.standard_normal(5)], [0, 1]),
+        (BIN_REDUCTIONS, "bin_max", lambda: [rng.standard_normal(4), np.array([0, 2, 2, 5, 1, 0, -1, 2]), rng.standard_normal(8)], [0, 2]),
+        (WHILE, "grow", lambda: [rng.uniform(0.1, 0.3, 5), np.float64(1.1), np.float64(3.0)], [0, 1]),
+    ],
+)
+def test_vector_mode_equals_one_jvp_per_lane(source, function, make_args, wrt):
+    args, width = make_args(), 3
+    stacks = [np.stack([np.asarray(rng.standard_normal(np.shape(args[w]))) for _ in range(width)]) for w in wrt]
+    vector = soac.jvp(source, function, wrt=wrt, width=width)
+    single = soac.jvp(source, function, wrt=wrt)
+    got = vector(*args, *stacks)
+    lanes = [single(*args, *[s[lane] if s[lane].shape else s[lane][()] for s in stacks]) for lane in range(width)]
+    lanes = [lane if isinstance(lane, tuple) else (lane,) for lane in lanes]
+    num_results = len(lanes[0]) // 2
+    for k in range(num_results):
+        np.testing.assert_allclose(got[k], lanes[0][k], rtol=1e-12)
+        expected = np.stack([np.asarray(lane[num_results + k]) for lane in lanes])
+        np.testing.assert_allclose(got[num_results + k], expected, rtol=1e-12, atol=1e-14)
+
+
+def test_jacfwd_in_chunks_pads_the_last_one():
+    A, x = rng.standard_normal((3, 5)), rng.standard_normal(5)
+    for width in (1, 2, 5, 8):  # 5 columns: chunks of 2 leave a padded last chunk
+        np.testing.assert_allclose(soac.jacfwd(LIBRARY, "matvec", wrt=1, width=width)(A, x), A, rtol=1e-12)

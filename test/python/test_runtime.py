@@ -243,3 +243,21 @@ def test_lowered_module_is_a_copy():
         module = soac.parse(PROGRAMS)
         lowered = soac.lower(module)
         assert "soac.map" in str(module) and "llvm.func @_mlir_ciface_saxpy" in str(lowered)
+
+
+def test_a_buffer_returned_twice_is_freed_once():
+    source = """
+    func.func @twice(%x: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
+      %y = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+      ^bb0(%v: f64):
+        %s = arith.mulf %v, %v : f64
+        soac.yield %s : f64
+      }
+      return %y, %y : tensor<?xf64>, tensor<?xf64>
+    }"""
+    twice = soac.compile(source, "twice")
+    for _ in range(50):  # a double free would abort the process
+        a, b = twice(np.arange(4.0))
+        np.testing.assert_array_equal(a, b)
+        del a
+        np.testing.assert_array_equal(b, [0.0, 1.0, 4.0, 9.0])

@@ -17,51 +17,57 @@ namespace soac::autodiff {
 
 LogicalResult forwardOf(arith::AddFOp op, TangentBuilder &t) {
   t.clonePrimal(op);
-  t.setTangent(op, t.add(t.tangent(op.getLhs()), t.tangent(op.getRhs())));
+  for (unsigned l : t.laneIndices())
+    t.setTangent(op, l, t.add(t.tangent(op.getLhs(), l), t.tangent(op.getRhs(), l)));
   return success();
 }
 
 LogicalResult forwardOf(arith::SubFOp op, TangentBuilder &t) {
   t.clonePrimal(op);
-  t.setTangent(op, t.sub(t.tangent(op.getLhs()), t.tangent(op.getRhs())));
+  for (unsigned l : t.laneIndices())
+    t.setTangent(op, l, t.sub(t.tangent(op.getLhs(), l), t.tangent(op.getRhs(), l)));
   return success();
 }
 
 LogicalResult forwardOf(arith::MulFOp op, TangentBuilder &t) {
   t.clonePrimal(op);
   Value l = t.primal(op.getLhs()), r = t.primal(op.getRhs());
-  t.setTangent(op, t.add(t.mul(t.tangent(op.getLhs()), r),
-                         t.mul(l, t.tangent(op.getRhs()))));
+  for (unsigned lane : t.laneIndices())
+    t.setTangent(op, lane, t.add(t.mul(t.tangent(op.getLhs(), lane), r),
+                                 t.mul(l, t.tangent(op.getRhs(), lane))));
   return success();
 }
 
 LogicalResult forwardOf(arith::DivFOp op, TangentBuilder &t) {
   // y = l / r: ẏ = (l̇ - y · ṙ) / r
   t.clonePrimal(op);
-  Value numerator = t.sub(t.tangent(op.getLhs()),
-                          t.mul(t.primal(op.getResult()), t.tangent(op.getRhs())));
-  if (numerator)
-    t.setTangent(op, arith::DivFOp::create(t.builder(), numerator,
-                                           t.primal(op.getRhs())));
+  for (unsigned l : t.laneIndices()) {
+    Value numerator =
+        t.sub(t.tangent(op.getLhs(), l),
+              t.mul(t.primal(op.getResult()), t.tangent(op.getRhs(), l)));
+    if (numerator)
+      t.setTangent(op, l, arith::DivFOp::create(t.builder(), numerator,
+                                                t.primal(op.getRhs())));
+  }
   return success();
 }
 
 LogicalResult forwardOf(arith::RemFOp op, TangentBuilder &t) {
   // y = l - r · trunc(l / r)
   t.clonePrimal(op);
-  Value quotient;
-  if (t.tangent(op.getRhs()))
-    quotient = math::TruncOp::create(
-        t.builder(), arith::DivFOp::create(t.builder(), t.primal(op.getLhs()),
-                                           t.primal(op.getRhs())));
-  t.setTangent(op, t.sub(t.tangent(op.getLhs()),
-                         t.mul(quotient, t.tangent(op.getRhs()))));
+  Value quotient = math::TruncOp::create(
+      t.builder(), arith::DivFOp::create(t.builder(), t.primal(op.getLhs()),
+                                         t.primal(op.getRhs())));
+  for (unsigned l : t.laneIndices())
+    t.setTangent(op, l, t.sub(t.tangent(op.getLhs(), l),
+                              t.mul(quotient, t.tangent(op.getRhs(), l))));
   return success();
 }
 
 LogicalResult forwardOf(arith::NegFOp op, TangentBuilder &t) {
   t.clonePrimal(op);
-  t.setTangent(op, t.neg(t.tangent(op.getOperand())));
+  for (unsigned l : t.laneIndices())
+    t.setTangent(op, l, t.neg(t.tangent(op.getOperand(), l)));
   return success();
 }
 
@@ -74,9 +80,14 @@ LogicalResult forwardOfChoice(Operation *op, arith::CmpFPredicate takeLeft,
   t.clonePrimal(op);
   Value lhs = t.primal(op->getOperand(0)), rhs = t.primal(op->getOperand(1));
   Value left = arith::CmpFOp::create(b, takeLeft, lhs, rhs);
-  t.setTangent(op->getResult(0),
-               arith::SelectOp::create(b, left, t.tangentOrZero(op->getOperand(0)),
-                                       t.tangentOrZero(op->getOperand(1))));
+  for (unsigned l : t.laneIndices()) {
+    if (!t.tangent(op->getOperand(0), l) && !t.tangent(op->getOperand(1), l))
+      continue;
+    t.setTangent(op->getResult(0), l,
+                 arith::SelectOp::create(b, left,
+                                         t.tangentOrZero(op->getOperand(0), l),
+                                         t.tangentOrZero(op->getOperand(1), l)));
+  }
   return success();
 }
 } // namespace
@@ -96,27 +107,30 @@ LogicalResult forwardOf(arith::MinNumFOp op, TangentBuilder &t) {
 
 LogicalResult forwardOf(arith::SelectOp op, TangentBuilder &t) {
   t.clonePrimal(op);
-  Value onTrue = t.tangent(op.getTrueValue());
-  Value onFalse = t.tangent(op.getFalseValue());
-  if (onTrue || onFalse)
-    t.setTangent(op, arith::SelectOp::create(
-                         t.builder(), t.primal(op.getCondition()),
-                         t.tangentOrZero(op.getTrueValue()),
-                         t.tangentOrZero(op.getFalseValue())));
+  for (unsigned l : t.laneIndices()) {
+    if (!t.tangent(op.getTrueValue(), l) && !t.tangent(op.getFalseValue(), l))
+      continue;
+    t.setTangent(op, l, arith::SelectOp::create(
+                            t.builder(), t.primal(op.getCondition()),
+                            t.tangentOrZero(op.getTrueValue(), l),
+                            t.tangentOrZero(op.getFalseValue(), l)));
+  }
   return success();
 }
 
 LogicalResult forwardOf(arith::ExtFOp op, TangentBuilder &t) {
   t.clonePrimal(op);
-  if (Value in = t.tangent(op.getIn()))
-    t.setTangent(op, arith::ExtFOp::create(t.builder(), op.getType(), in));
+  for (unsigned l : t.laneIndices())
+    if (Value in = t.tangent(op.getIn(), l))
+      t.setTangent(op, l, arith::ExtFOp::create(t.builder(), op.getType(), in));
   return success();
 }
 
 LogicalResult forwardOf(arith::TruncFOp op, TangentBuilder &t) {
   t.clonePrimal(op);
-  if (Value in = t.tangent(op.getIn()))
-    t.setTangent(op, arith::TruncFOp::create(t.builder(), op.getType(), in));
+  for (unsigned l : t.laneIndices())
+    if (Value in = t.tangent(op.getIn(), l))
+      t.setTangent(op, l, arith::TruncFOp::create(t.builder(), op.getType(), in));
   return success();
 }
 

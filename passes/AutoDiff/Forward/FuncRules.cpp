@@ -20,10 +20,11 @@ LogicalResult forwardOf(func::CallOp call, TangentBuilder &t) {
   for (auto [i, arg] : llvm::enumerate(call.getOperands()))
     if (t.isActive(arg)) {
       wrt.push_back(i);
-      operands.push_back(t.tangentOrZero(arg));
+      for (unsigned lane : t.laneIndices())
+        operands.push_back(t.tangentOrZero(arg, lane));
     }
   FailureOr<func::FuncOp> jvp =
-      getOrCreateJvpFunction(callee, wrt, t.symbolTables());
+      getOrCreateJvpFunction(callee, wrt, t.width(), t.symbolTables());
   if (failed(jvp))
     return call.emitOpError() << "could not differentiate its callee "
                               << call.getCalleeAttr();
@@ -31,7 +32,8 @@ LogicalResult forwardOf(func::CallOp call, TangentBuilder &t) {
   size_t n = call.getNumResults();
   for (auto [j, result] : llvm::enumerate(call.getResults())) {
     t.mapPrimal(result, forward.getResult(j));
-    t.setTangent(result, forward.getResult(n + j));
+    for (unsigned lane : t.laneIndices())
+      t.setTangent(result, lane, forward.getResult(n + j * t.width() + lane));
   }
   return success();
 }

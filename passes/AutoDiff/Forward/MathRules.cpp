@@ -21,13 +21,18 @@ struct UnaryForwardRule
     : ForwardModeOpInterface::ExternalModel<UnaryForwardRule<Op>, Op> {
   LogicalResult forward(Operation *op, TangentBuilder &t) const {
     t.clonePrimal(op);
-    Value dx = t.tangent(op->getOperand(0));
-    if (!dx)
-      return success();
-    Value derivative = unaryDerivative(op, t.builder(),
-                                       t.primals(op->getOperands()),
-                                       t.primal(op->getResult(0)));
-    t.setTangent(op->getResult(0), t.mul(dx, derivative));
+    Value derivative;
+    for (unsigned l : t.laneIndices()) {
+      Value dx = t.tangent(op->getOperand(0), l);
+      if (!dx)
+        continue;
+      // One derivative for every lane, built on first use.
+      if (!derivative)
+        derivative = unaryDerivative(op, t.builder(),
+                                     t.primals(op->getOperands()),
+                                     t.primal(op->getResult(0)));
+      t.setTangent(op->getResult(0), l, t.mul(dx, derivative));
+    }
     return success();
   }
 };
@@ -39,25 +44,26 @@ LogicalResult forwardOf(math::PowFOp op, TangentBuilder &t) {
   ImplicitLocOpBuilder &b = t.builder();
   t.clonePrimal(op);
   Value x = t.primal(op.getLhs()), p = t.primal(op.getRhs());
-  Value fromBase, fromExponent;
-  if (Value dx = t.tangent(op.getLhs())) {
-    Value one = floatConstant(b, x.getType(), 1.0);
-    Value lower = math::PowFOp::create(b, x, arith::SubFOp::create(b, p, one));
-    fromBase = t.mul(dx, t.mul(p, lower));
-  }
-  if (Value dp = t.tangent(op.getRhs()))
-    fromExponent = t.mul(dp, t.mul(t.primal(op.getResult()),
-                                   math::LogOp::create(b, x)));
-  t.setTangent(op, t.add(fromBase, fromExponent));
+  Value one = floatConstant(b, x.getType(), 1.0);
+  Value baseFactor =
+      t.mul(p, math::PowFOp::create(b, x, arith::SubFOp::create(b, p, one)));
+  Value exponentFactor =
+      t.mul(t.primal(op.getResult()), math::LogOp::create(b, x));
+  for (unsigned l : t.laneIndices())
+    t.setTangent(op, l, t.add(t.mul(t.tangent(op.getLhs(), l), baseFactor),
+                              t.mul(t.tangent(op.getRhs(), l), exponentFactor)));
   return success();
 }
 
 LogicalResult forwardOf(math::FmaOp op, TangentBuilder &t) {
   // y = a · b + c
   t.clonePrimal(op);
-  t.setTangent(op, t.add(t.add(t.mul(t.tangent(op.getA()), t.primal(op.getB())),
-                               t.mul(t.primal(op.getA()), t.tangent(op.getB()))),
-                         t.tangent(op.getC())));
+  for (unsigned l : t.laneIndices())
+    t.setTangent(
+        op, l,
+        t.add(t.add(t.mul(t.tangent(op.getA(), l), t.primal(op.getB())),
+                    t.mul(t.primal(op.getA()), t.tangent(op.getB(), l))),
+              t.tangent(op.getC(), l)));
   return success();
 }
 

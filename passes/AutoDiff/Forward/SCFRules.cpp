@@ -28,8 +28,9 @@ LogicalResult forwardOf(scf::ForOp loop, TangentBuilder &t) {
         ImplicitLocOpBuilder ib(loc, nested);
         SmallVector<Value> args{iv};
         llvm::append_range(args, state.take_front(n));
-        SmallVector<Value> argTangents{Value()};
-        llvm::append_range(argTangents, spreadTangents(state.drop_front(n), active, n));
+        SmallVector<Value> argTangents(t.width()); // the induction variable's
+        llvm::append_range(argTangents,
+                           spreadTangents(state.drop_front(n), active, n, t.width()));
         FailureOr<Lifted> next = t.lift(ib, body, args, argTangents, active);
         if (failed(next)) {
           failedLift = true;
@@ -48,7 +49,7 @@ LogicalResult forwardOf(scf::ForOp loop, TangentBuilder &t) {
 LogicalResult forwardOf(scf::IfOp op, TangentBuilder &t) {
   ImplicitLocOpBuilder &b = t.builder();
   SmallVector<unsigned> active = t.activePositions(op.getResults());
-  SmallVector<Type> types = withTangentTypes(op.getResultTypes(), active);
+  SmallVector<Type> types = withTangentTypes(op.getResultTypes(), active, t.width());
   auto lifted = scf::IfOp::create(b, types, t.primal(op.getCondition()),
                                   /*addThenBlock=*/true, /*addElseBlock=*/true);
   for (auto [source, target] : {std::pair{op.thenBlock(), lifted.thenBlock()},
@@ -80,7 +81,7 @@ LogicalResult forwardOf(scf::WhileOp loop, TangentBuilder &t) {
   size_t numForwarded = loop.getNumResults();
   SmallVector<Value> inits = t.withTangents(loop.getInits(), activeCarried);
   SmallVector<Type> types =
-      withTangentTypes(loop.getResultTypes(), activeForwarded);
+      withTangentTypes(loop.getResultTypes(), activeForwarded, t.width());
   bool failedLift = false;
   auto lifted = scf::WhileOp::create(
       b, types, inits,
@@ -91,7 +92,8 @@ LogicalResult forwardOf(scf::WhileOp loop, TangentBuilder &t) {
             activeForwarded, [](unsigned j) { return j + 1; });
         FailureOr<Lifted> test = t.lift(
             ib, before, state.take_front(numCarried),
-            spreadTangents(state.drop_front(numCarried), activeCarried, numCarried),
+            spreadTangents(state.drop_front(numCarried), activeCarried, numCarried,
+                           t.width()),
             positions);
         if (failed(test)) {
           failedLift = true;
@@ -107,7 +109,7 @@ LogicalResult forwardOf(scf::WhileOp loop, TangentBuilder &t) {
         FailureOr<Lifted> next = t.lift(
             ib, after, forwarded.take_front(numForwarded),
             spreadTangents(forwarded.drop_front(numForwarded), activeForwarded,
-                   numForwarded),
+                           numForwarded, t.width()),
             activeCarried);
         if (failed(next)) {
           failedLift = true;

@@ -28,7 +28,7 @@ SmallVector<Value> withZeroTangents(TangentBuilder &t, ValueRange inits,
                                     ArrayRef<unsigned> positions) {
   SmallVector<Value> all = t.primals(inits);
   for (unsigned j : positions)
-    all.push_back(t.zerosLike(t.primal(inits[j])));
+    all.append(t.width(), t.zerosLike(t.primal(inits[j])));
   return all;
 }
 
@@ -39,7 +39,8 @@ FailureOr<Block *> liftOperator(TangentBuilder &t, Block &op,
                                 TypeRange componentTypes,
                                 ArrayRef<unsigned> positions) {
   size_t n = componentTypes.size();
-  SmallVector<Type> types = withTangentTypes(componentTypes, positions);
+  SmallVector<Type> types =
+      withTangentTypes(componentTypes, positions, t.width());
   SmallVector<Type> argTypes(types);
   llvm::append_range(argTypes, types);
   size_t width = types.size();
@@ -50,8 +51,10 @@ FailureOr<Block *> liftOperator(TangentBuilder &t, Block &op,
         ValueRange accs = args.take_front(width), rows = args.drop_front(width);
         SmallVector<Value> primals(accs.take_front(n));
         llvm::append_range(primals, rows.take_front(n));
-        SmallVector<Value> tangents = spreadTangents(accs.drop_front(n), positions, n);
-        llvm::append_range(tangents, spreadTangents(rows.drop_front(n), positions, n));
+        SmallVector<Value> tangents =
+            spreadTangents(accs.drop_front(n), positions, n, t.width());
+        llvm::append_range(
+            tangents, spreadTangents(rows.drop_front(n), positions, n, t.width()));
         FailureOr<Lifted> lifted = t.lift(ib, op, primals, tangents, positions);
         if (failed(lifted)) {
           failedLift = true;
@@ -73,14 +76,15 @@ LogicalResult forwardOf(MapOp map, TangentBuilder &t) {
   ImplicitLocOpBuilder &b = t.builder();
   Block &body = map.getBody().front();
   size_t n = map.getInputs().size();
-  // The tangents of the inputs that have one enter as extra inputs.
+  // The tangent lanes of the inputs that have one enter as extra inputs.
   SmallVector<Value> inputs = t.primals(map.getInputs());
-  SmallVector<unsigned> withTangent;
+  SmallVector<unsigned> laneSlots; // input j, lane l at j·width + l
   for (auto [j, input] : llvm::enumerate(map.getInputs()))
-    if (Value tangent = t.tangent(input)) {
-      inputs.push_back(tangent);
-      withTangent.push_back(j);
-    }
+    for (unsigned lane : t.laneIndices())
+      if (Value tangent = t.tangent(input, lane)) {
+        inputs.push_back(tangent);
+        laneSlots.push_back(j * t.width() + lane);
+      }
   SmallVector<unsigned> active = t.activePositions(map.getResults());
   SmallVector<Type> rowTypes = llvm::map_to_vector(
       inputs, [](Value v) { return rowType(v.getType()); });
@@ -88,9 +92,11 @@ LogicalResult forwardOf(MapOp map, TangentBuilder &t) {
   Block *block = buildBody(
       b, rowTypes,
       [&](ImplicitLocOpBuilder &ib, ValueRange rows) -> SmallVector<Value> {
+        SmallVector<Value> argTangents(n * t.width());
+        for (auto [row, slot] : llvm::zip(rows.drop_front(n), laneSlots))
+          argTangents[slot] = row;
         FailureOr<Lifted> lifted =
-            t.lift(ib, body, rows.take_front(n),
-                   spreadTangents(rows.drop_front(n), withTangent, n), active);
+            t.lift(ib, body, rows.take_front(n), argTangents, active);
         if (failed(lifted)) {
           failedLift = true;
           return {};
@@ -98,7 +104,7 @@ LogicalResult forwardOf(MapOp map, TangentBuilder &t) {
         return lifted->all();
       });
   auto lifted = MapOp::create(
-      b, withTangentTypes(map.getResultTypes(), active), inputs);
+      b, withTangentTypes(map.getResultTypes(), active, t.width()), inputs);
   lifted.getBody().push_back(block);
   if (failedLift)
     return failure();
@@ -113,7 +119,7 @@ LogicalResult forwardOf(ReduceOp reduce, TangentBuilder &t) {
   if (failed(op))
     return failure();
   auto lifted = ReduceOp::create(
-      t.builder(), withTangentTypes(reduce.getResultTypes(), active),
+      t.builder(), withTangentTypes(reduce.getResultTypes(), active, t.width()),
       t.withTangents(reduce.getInputs(), active),
       withZeroTangents(t, reduce.getInits(), active));
   lifted.getBody().push_back(*op);
@@ -128,7 +134,7 @@ LogicalResult forwardOf(ScanOp scan, TangentBuilder &t) {
   if (failed(op))
     return failure();
   auto lifted = ScanOp::create(
-      t.builder(), withTangentTypes(scan.getResultTypes(), active),
+      t.builder(), withTangentTypes(scan.getResultTypes(), active, t.width()),
       t.withTangents(scan.getInputs(), active),
       withZeroTangents(t, scan.getInits(), active));
   lifted.getBody().push_back(*op);
@@ -145,7 +151,7 @@ LogicalResult forwardOf(ReduceByIndexOp histogram, TangentBuilder &t) {
   if (failed(op))
     return failure();
   auto lifted = ReduceByIndexOp::create(
-      t.builder(), withTangentTypes(histogram.getResultTypes(), active),
+      t.builder(), withTangentTypes(histogram.getResultTypes(), active, t.width()),
       t.withTangents(histogram.getDests(), active),
       t.primal(histogram.getIndices()),
       t.withTangents(histogram.getValues(), active),

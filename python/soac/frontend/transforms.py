@@ -1,8 +1,8 @@
 """Derivatives of traced Python functions, and of modules (``soac.grad``,
-``soac.vjp``, ``soac.value_and_grad``).
+``soac.vjp``, ``soac.value_and_grad``, ``soac.jvp``, ``soac.hvp``).
 
 Given MLIR (a module or its text and a function name) they are
-:mod:`soac.autodiff`'s. Given a Python function they return a jitted
+:mod:`soac.autodiff`'s (:mod:`soac.forward`'s for jvp and hvp). Given a Python function they return a jitted
 function whose trace holds the function's own ``func.func`` and a
 ``soac.vjp`` of it (built by the same :func:`soac.autodiff.emit_vjp`): inside
 another trace that is nested IR (``grad(grad(f))``, ``jit(grad(f))``), outside
@@ -23,7 +23,7 @@ from typing import Any
 
 from mlir import ir
 
-from .. import autodiff, builders
+from .. import autodiff, builders, forward
 from ..compiler import CpuOptions
 from ..errors import Error
 from . import tracing
@@ -96,15 +96,22 @@ def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
     return _jitted(vector_jacobian_product, "vjp", fun, options)
 
 
-def jvp(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None, options: CpuOptions = CpuOptions()) -> Any:
+def jvp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None, width: int = 1,
+        options: CpuOptions = CpuOptions()) -> Any:
     """The Jacobian-vector product (forward mode): a function taking the
     arguments, then one tangent per argument in ``wrt`` (every float argument
-    by default), and returning the results, then one tangent per result.
+    by default), and returning the results, then one tangent per result. For
+    MLIR, and vector mode (``width``), see :func:`soac.forward.jvp`.
 
     >>> import numpy as np, soac
     >>> soac.frontend.jvp(lambda x: x * x)(np.array([1.0, 3.0]), np.array([1.0, 0.5]))
     (array([1., 9.]), array([2., 3.]))
     """
+    if _is_mlir(fun):
+        return forward.jvp(fun, function, wrt=wrt, width=width, options=options)
+    _traced_only(function, 1)
+    if width != 1:
+        raise Error("vector mode (width) is available for MLIR functions; call jvp once per tangent here")
     count = _positional_count(fun)
 
     def jacobian_vector_product(*args: Any) -> Any:
@@ -119,15 +126,20 @@ def jvp(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None, options: C
     return _jitted(jacobian_vector_product, "jvp", fun, options)
 
 
-def hvp(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None, options: CpuOptions = CpuOptions()) -> Any:
+def hvp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
+        checkpoint_levels: int = 1, options: CpuOptions = CpuOptions()) -> Any:
     """The Hessian-vector product of a function returning one float scalar
     (forward over reverse): a function taking the arguments, then one tangent
     per argument in ``wrt``, returning one product per argument in ``wrt``.
+    For MLIR, see :func:`soac.forward.hvp`.
 
     >>> import numpy as np, soac
     >>> soac.frontend.hvp(lambda x: soac.numpy.sum(x * x * x))(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     array([ 6., 12.])
     """
+    if _is_mlir(fun):
+        return forward.hvp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, options=options)
+    _traced_only(function, checkpoint_levels)
     count = _positional_count(fun)
 
     def hessian_vector_product(*args: Any) -> Any:

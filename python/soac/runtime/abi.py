@@ -171,8 +171,11 @@ class CompiledFunction:
             return None if not spec.results else _scalar_result(value, spec.results[0])
         results = self._result_struct()
         self._function(ctypes.byref(results), *call_args)
+        allocations: dict[int, _Allocation] = {}  # results may share a buffer
         values = [
-            _owned_array(getattr(results, f"r{i}"), r) if r.is_tensor else _scalar_result(getattr(results, f"r{i}"), r)
+            _owned_array(getattr(results, f"r{i}"), r, allocations)
+            if r.is_tensor
+            else _scalar_result(getattr(results, f"r{i}"), r)
             for i, r in enumerate(spec.results)
         ]
         return values[0] if len(values) == 1 else tuple(values)
@@ -222,22 +225,33 @@ def _scalar_result(value: Any, spec: ValueSpec) -> np.generic:
     return np.dtype(spec.dtype).type(value)
 
 
-def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec) -> np.ndarray:
-    """A numpy array over a result buffer that frees it when it is no longer used."""
+class _Allocation:
+    """A buffer allocated by compiled code, freed once no result uses it."""
+
+    def __init__(self, address: int):
+        weakref.finalize(self, _libc.free, address)
+
+
+def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, _Allocation]) -> np.ndarray:
+    """A numpy array over a result buffer that frees it when it is no longer
+    used: one owner per allocation, as a function may return one buffer twice."""
     dtype = np.dtype(spec.dtype)
     shape = tuple(descriptor.sizes)
     allocated = ctypes.cast(descriptor.allocated, ctypes.c_void_p).value
     aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
+    owner = None
+    if allocated:
+        if allocated not in allocations:
+            allocations[allocated] = _Allocation(allocated)
+        owner = allocations[allocated]
     count = int(np.prod(shape)) if shape else 1
     if count == 0 or aligned is None:
-        if allocated:
-            _libc.free(allocated)
         return np.zeros(shape, dtype=dtype)
     strides = tuple(s * dtype.itemsize for s in descriptor.strides)
     extent = 1 + sum((n - 1) * s for n, s in zip(shape, descriptor.strides))
     start = aligned + descriptor.offset * dtype.itemsize
     buffer = (ctypes.c_char * (extent * dtype.itemsize)).from_address(start)
-    weakref.finalize(buffer, _libc.free, allocated)
+    buffer.owner = owner  # the numpy array keeps the buffer, the buffer its owner
     return np.ndarray(shape, dtype=dtype, buffer=buffer, strides=strides)
 
 

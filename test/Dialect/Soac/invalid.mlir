@@ -533,3 +533,27 @@ func.func @jvp_result_count(%x: f32, %t: f32) {
   %r = soac.jvp @f(%x, %t) : (f32, f32) -> f32
   return
 }
+
+// -----
+
+func.func @f(%x: f32) -> f32 {
+  return %x : f32
+}
+
+func.func @jvp_width_lanes(%x: f32, %t: f32) {
+  // expected-error @+1 {{'soac.jvp' op has 2 operands, but differentiating @f needs 3 (its arguments, then 2 tangents per differentiated argument)}}
+  %r:3 = soac.jvp @f(%x, %t) width 2 : (f32, f32) -> (f32, f32, f32)
+  return
+}
+
+// -----
+
+func.func @f(%x: f32) -> f32 {
+  return %x : f32
+}
+
+func.func @jvp_width_positive(%x: f32, %t: f32) {
+  // expected-error @+1 {{'soac.jvp' op attribute 'width' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %r:2 = soac.jvp @f(%x, %t) width 0 : (f32, f32) -> (f32, f32)
+  return
+}

@@ -200,10 +200,12 @@ func.func @scaled_sum(%x: tensor<?xf64>, %scale: f64, %n: index) -> f64 {
 // CHECK: soac.vjp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [0, 1] : (tensor<?xf64>, f64, index, f64) -> (f64, tensor<?xf64>, f64)
 // CHECK: soac.vjp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [1] : (tensor<?xf64>, f64, index, f64) -> (f64, f64)
 // CHECK: soac.jvp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [0] : (tensor<?xf64>, f64, index, tensor<?xf64>) -> (f64, f64)
+// CHECK: soac.jvp @scaled_sum(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) wrt [1] width 3 : (tensor<?xf64>, f64, index, f64, f64, f64) -> (f64, f64, f64, f64)
 func.func @derivatives(%x: tensor<?xf64>, %s: f64, %n: index, %dy: f64, %dx: tensor<?xf64>) -> (tensor<?xf64>, f64, f64) {
   %g:3 = soac.vjp @scaled_sum(%x, %s, %n, %dy) wrt [0, 1] : (tensor<?xf64>, f64, index, f64) -> (f64, tensor<?xf64>, f64)
   %h:2 = soac.vjp @scaled_sum(%x, %s, %n, %dy) wrt [1] : (tensor<?xf64>, f64, index, f64) -> (f64, f64)
   %t:2 = soac.jvp @scaled_sum(%x, %s, %n, %dx) wrt [0] : (tensor<?xf64>, f64, index, tensor<?xf64>) -> (f64, f64)
+  %v:4 = soac.jvp @scaled_sum(%x, %s, %n, %dy, %dy, %dy) wrt [1] width 3 : (tensor<?xf64>, f64, index, f64, f64, f64) -> (f64, f64, f64, f64)
   return %g#1, %h#1, %t#1 : tensor<?xf64>, f64, f64
 }
 
