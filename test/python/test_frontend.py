@@ -146,6 +146,21 @@ def test_numpy_layer():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_array_from_scalars_and_its_gradient():
+    def f(x):
+        rotation = snp.array([[soac.math.cos(x[0]), -soac.math.sin(x[0])], [soac.math.sin(x[0]), soac.math.cos(x[0])]])
+        return snp.sum(rotation @ snp.array([x[1], 2.0]) * snp.array([1.0, x[2]]))
+
+    x = rng.standard_normal(3)
+    c, s = np.cos(x[0]), np.sin(x[0])
+    rotated = np.array([[c, -s], [s, c]]) @ np.array([x[1], 2.0])
+    np.testing.assert_allclose(soac.jit(f)(x), rotated[0] + x[2] * rotated[1], rtol=1e-12)
+    expected = [(-s * x[1] - 2 * c) + x[2] * (c * x[1] - 2 * s), c + x[2] * s, rotated[1]]
+    np.testing.assert_allclose(soac.grad(f)(x), expected, rtol=1e-12)
+    with pytest.raises(soac.TraceError, match="different lengths"):
+        soac.jit(lambda v: snp.array([[v[0], 1.0], [2.0]]))(x)
+
+
 def test_one_trace_and_one_compilation_per_signature():
     calls = []
 

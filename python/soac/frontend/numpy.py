@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, tensor
 
 from . import combinators, elementwise, tracing
 from .array import Array
@@ -27,7 +27,7 @@ from .locations import TraceError, located
 from .math import abs, cos, erf, exp, expm1, floor, log, log1p, maximum, minimum, rsqrt, sin, sqrt, tanh  # noqa: F401
 
 __all__ = [
-    "abs", "add", "cos", "divide", "dot", "erf", "exp", "expm1", "floor", "full", "log", "log1p",
+    "abs", "add", "array", "cos", "divide", "dot", "erf", "exp", "expm1", "floor", "full", "log", "log1p",
     "logsumexp", "matmul", "matvec", "max", "maximum", "mean", "minimum", "multiply", "negative",
     "ones", "power", "rsqrt", "sin", "size", "sqrt", "subtract", "sum", "tanh", "where", "zeros", "zeros_like",
 ]
@@ -82,6 +82,39 @@ def full(shape: Any, value: Any, dtype: Any = np.float64) -> Array:
     if not shape:
         return fill
     return combinators.map(lambda _: full(shape[1:], fill, dtype), combinators.iota(shape[0]))
+
+
+@located
+def array(values: Sequence[Any]) -> Array:
+    """An array of static shape from a nested list of scalars (traced or
+    numbers; numbers take the dtype of the traced ones, float64 when there are
+    none): one ``tensor.from_elements``, whose derivative reads the cotangent
+    back element by element.
+
+    >>> import numpy as np, soac
+    >>> soac.jit(lambda a, b: soac.numpy.array([[a, 0.0], [b, a * b]]))(np.float64(2.0), np.float64(3.0))
+    array([[2., 0.],
+           [3., 6.]])
+    """
+    leaves, shape = _nested_leaves(values)
+    traced = [leaf for leaf in leaves if isinstance(leaf, Array)]
+    element = traced[0].value.type if traced else tracing.element_type(np.dtype(np.float64))
+    elements = tracing.coerce(leaves, [element] * len(leaves), "array")
+    return Array(tensor.from_elements(ir.RankedTensorType.get(shape, element), elements))
+
+
+def _nested_leaves(values: Any) -> tuple[list[Any], list[int]]:
+    """The scalars of a nested list in row-major order, and its shape."""
+    if not isinstance(values, (list, tuple)):
+        if isinstance(values, Array) and values.ndim:
+            raise TraceError(f"array takes scalars, got {values!r}; nest lists for more axes")
+        return [values], []
+    if not values:
+        raise TraceError("array needs at least one element per axis")
+    parts = [_nested_leaves(v) for v in values]
+    if any(shape != parts[0][1] for _, shape in parts):
+        raise TraceError("array: the nested lists have different lengths")
+    return [leaf for leaves, _ in parts for leaf in leaves], [len(values), *parts[0][1]]
 
 
 def zeros(shape: Any, dtype: Any = np.float64) -> Array:
