@@ -157,6 +157,13 @@ def test_array_from_scalars_and_its_gradient():
     np.testing.assert_allclose(soac.jit(f)(x), rotated[0] + x[2] * rotated[1], rtol=1e-12)
     expected = [(-s * x[1] - 2 * c) + x[2] * (c * x[1] - 2 * s), c + x[2] * s, rotated[1]]
     np.testing.assert_allclose(soac.grad(f)(x), expected, rtol=1e-12)
+    # A matrix built from scalars, read by every row of a map: its adjoint is summed over the rows.
+    M = rng.standard_normal((4, 2))
+    def scale(x, M):
+        diagonal = snp.array([[x[0], 0.0], [0.0, x[1]]])
+        return snp.sum(soac.map(lambda row: diagonal @ row, M))
+
+    np.testing.assert_allclose(soac.grad(scale, wrt=[0])(x, M), [M[:, 0].sum(), M[:, 1].sum(), 0.0], rtol=1e-12)
     with pytest.raises(soac.TraceError, match="different lengths"):
         soac.jit(lambda v: snp.array([[v[0], 1.0], [2.0]]))(x)
 

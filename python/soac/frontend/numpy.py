@@ -86,10 +86,11 @@ def full(shape: Any, value: Any, dtype: Any = np.float64) -> Array:
 
 @located
 def array(values: Sequence[Any]) -> Array:
-    """An array of static shape from a nested list of scalars (traced or
-    numbers; numbers take the dtype of the traced ones, float64 when there are
-    none): one ``tensor.from_elements``, whose derivative reads the cotangent
-    back element by element.
+    """An array from a nested list of scalars (traced or numbers; numbers
+    take the dtype of the traced ones, float64 when there are none): one
+    ``tensor.from_elements``, whose derivative reads the cotangent back element
+    by element. Its sizes are then made dynamic, as every traced array's
+    (soac-autodiff's accumulators of free values assume it).
 
     >>> import numpy as np, soac
     >>> soac.jit(lambda a, b: soac.numpy.array([[a, 0.0], [b, a * b]]))(np.float64(2.0), np.float64(3.0))
@@ -100,7 +101,8 @@ def array(values: Sequence[Any]) -> Array:
     traced = [leaf for leaf in leaves if isinstance(leaf, Array)]
     element = traced[0].value.type if traced else tracing.element_type(np.dtype(np.float64))
     elements = tracing.coerce(leaves, [element] * len(leaves), "array")
-    return Array(tensor.from_elements(ir.RankedTensorType.get(shape, element), elements))
+    static = tensor.from_elements(ir.RankedTensorType.get(shape, element), elements)
+    return Array(tensor.cast(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] * len(shape), element), static))
 
 
 def _nested_leaves(values: Any) -> tuple[list[Any], list[int]]:
