@@ -45,6 +45,11 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
     Option<"checkpointLevels", "checkpoint-levels", "int64_t", /*default=*/"1",
            "Strip-mine every scf.for of a differentiated function into this "
            "many levels of checkpoints (1: one checkpoint per iteration)">,
+    Option<"mixedMode", "mixed-mode", "bool", /*default=*/"false",
+           "Differentiate every soac.map whose body maps scalars to scalars "
+           "in mixed mode: its partials by forward mode, in the adjoint map, "
+           "with no reverse sweep of the body (a map's `soac.mixed_mode` "
+           "bool attribute overrides this)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",

@@ -104,7 +104,8 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
                       llvm::seq<int64_t>(0, callee.getNumArguments()));
     FailureOr<func::FuncOp> derivative =
         isa<soac::VjpOp>(op)
-            ? soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols)
+            ? soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols,
+                                                     mixedMode)
             : soac::autodiff::getOrCreateJvpFunction(
                   callee, wrt, cast<soac::JvpOp>(op).getWidth().value_or(1),
                   symbols);

@@ -234,7 +234,8 @@ Value AdjointBuilder::add(Value x, Value y) { return buildAdd(b, x, y); }
 
 FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
-                                               SymbolTableCollection &symbols) {
+                                               SymbolTableCollection &symbols,
+                                               bool mixedMode) {
   auto module = function->getParentOfType<ModuleOp>();
   std::string name = llvm::formatv("{0}__vjp_wrt_{1}", function.getSymName(),
                                    llvm::join(llvm::map_range(wrt, [](int64_t w) {
@@ -272,6 +273,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
+  scope.setMixedMode(mixedMode);
   size_t numArgs = type.getNumInputs();
   for (auto [original, arg] :
        llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))

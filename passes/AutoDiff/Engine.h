@@ -71,6 +71,10 @@ public:
   mlir::ImplicitLocOpBuilder &builder() { return b; }
   mlir::SymbolTableCollection &symbolTables() { return symbols; }
   const Activity &activity() const { return activityInfo; }
+  /// Whether maps with scalar bodies are differentiated in mixed mode
+  /// (soac-autodiff's mixed-mode option); nested scopes inherit it.
+  bool mixedMode() const { return parent ? parent->mixedMode() : mixed; }
+  void setMixedMode(bool enabled) { mixed = enabled; }
 
   bool isActive(mlir::Value original) const;
   /// The active values that `op`'s regions read from outside `op`.
@@ -140,6 +144,7 @@ private:
   AdjointBuilder *parent;
   mlir::SymbolTableCollection &symbols;
   bool sparseFreeReads;
+  bool mixed = false;
   mlir::IRMapping primals;
   llvm::DenseMap<mlir::Value, mlir::Value> adjoints;
   llvm::MapVector<mlir::Value, mlir::Value> outer;
@@ -148,10 +153,12 @@ private:
 
 /// The function `(args..., cotangents...) -> (results..., gradients...)` of
 /// the vector-Jacobian product of `function` with respect to the arguments
-/// `wrt`, created next to it on first request.
+/// `wrt`, created next to it on first request (`mixedMode`: see
+/// AdjointBuilder::mixedMode).
 mlir::FailureOr<mlir::func::FuncOp>
 getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
-                       mlir::SymbolTableCollection &symbols);
+                       mlir::SymbolTableCollection &symbols,
+                       bool mixedMode = false);
 
 /// Attaches the reverse-mode and forward-mode rules to the ops of arith,
 /// math, scf, tensor, func and soac.

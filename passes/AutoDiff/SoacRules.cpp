@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/MixedMode.h"
 #include "passes/AutoDiff/RuleModel.h"
 #include "passes/Rows.h"
 
@@ -86,6 +87,11 @@ void accumulateScatter(AdjointBuilder &a, Value original,
 } // namespace
 
 LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
+  FailureOr<bool> mixed = usesMixedMode(map, a);
+  if (failed(mixed))
+    return failure();
+  if (*mixed)
+    return reverseInMixedMode(map, a);
   ImplicitLocOpBuilder &b = a.builder();
   Block &body = map.getBody().front();
   size_t numInputs = map.getInputs().size();

@@ -64,6 +64,7 @@ def vjp(
     *,
     wrt: Sequence[int] | None = None,
     checkpoint_levels: int = 1,
+    mixed_mode: bool = False,
     options: CpuOptions = CpuOptions(),
 ) -> Derivative:
     """The vector-Jacobian product of ``@function``: a callable taking its
@@ -71,8 +72,10 @@ def vjp(
     gradient per argument in ``wrt`` (all arguments by default).
 
     ``checkpoint_levels=k`` strip-mines loops into k levels: about k·N^(1/k)
-    saved loop states instead of N, for more re-execution."""
-    return _derive(module, function, wrt, options, checkpoint_levels, scalar_seed=False)
+    saved loop states instead of N, for more re-execution. ``mixed_mode``
+    differentiates maps with scalar bodies by forward-mode partials inside the
+    adjoint map (soac-autodiff's mixed-mode option)."""
+    return _derive(module, function, wrt, options, checkpoint_levels, mixed_mode, scalar_seed=False)
 
 
 def grad(
@@ -81,16 +84,17 @@ def grad(
     *,
     wrt: Sequence[int] | None = None,
     checkpoint_levels: int = 1,
+    mixed_mode: bool = False,
     options: CpuOptions = CpuOptions(),
 ) -> Derivative:
     """The gradient of ``@function``, which must return one float scalar: a
     callable taking its arguments and returning the gradient with respect to
     each argument in ``wrt`` (a tuple when there are several). See
-    :func:`vjp` for ``checkpoint_levels``."""
-    return _derive(module, function, wrt, options, checkpoint_levels, scalar_seed=True)
+    :func:`vjp` for ``checkpoint_levels`` and ``mixed_mode``."""
+    return _derive(module, function, wrt, options, checkpoint_levels, mixed_mode, scalar_seed=True)
 
 
-def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, *, scalar_seed: bool) -> Derivative:
+def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, mixed_mode: bool, *, scalar_seed: bool) -> Derivative:
     def add_wrapper(copy: ir.Module, callee, name: str) -> None:
         if scalar_seed:
             results = list(ir.FunctionType(callee.function_type.value).results)
@@ -98,10 +102,12 @@ def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: 
                 raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
         _add_wrapper(copy, callee, name, wrt, scalar_seed)
 
-    return derive(module, function, "grad" if scalar_seed else "vjp", add_wrapper, options, checkpoint_levels)
+    return derive(module, function, "grad" if scalar_seed else "vjp", add_wrapper, options, checkpoint_levels, mixed_mode)
 
 
-def derive(module, function: str, suffix: str, add_wrapper, options: CpuOptions, checkpoint_levels: int = 1) -> Derivative:
+def derive(
+    module, function: str, suffix: str, add_wrapper, options: CpuOptions, checkpoint_levels: int = 1, mixed_mode: bool = False
+) -> Derivative:
     """Compiles ``@<function>_<suffix>``, which ``add_wrapper(copy, callee,
     name)`` adds to a copy of the module around soac.vjp/soac.jvp ops of
     ``@function``, after expanding them with ``soac-autodiff``."""
@@ -113,7 +119,8 @@ def derive(module, function: str, suffix: str, add_wrapper, options: CpuOptions,
         add_wrapper(copy, callee, name)
         verify(copy)  # e.g. wrt naming an integer argument
         try:
-            pipeline = f"builtin.module(soac-autodiff{{checkpoint-levels={checkpoint_levels}}},canonicalize,cse)"
+            autodiff = f"soac-autodiff{{checkpoint-levels={checkpoint_levels} mixed-mode={int(mixed_mode)}}}"
+            pipeline = f"builtin.module({autodiff},canonicalize,cse)"
             passmanager.PassManager.parse(pipeline).run(copy.operation)
         except ir.MLIRError as error:
             raise LoweringError(f"soac-autodiff could not differentiate @{function}", diagnostic_lines(error)) from None

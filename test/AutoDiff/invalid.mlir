@@ -86,3 +86,19 @@ func.func @g(%m: tensor<?x2xf64>, %init: tensor<2xf64>, %c: tensor<?x2xf64>) -> 
   %r:2 = soac.vjp @row_max(%m, %init, %c) wrt [0] : (tensor<?x2xf64>, tensor<2xf64>, tensor<?x2xf64>) -> (tensor<?x2xf64>, tensor<?x2xf64>)
   return %r#1 : tensor<?x2xf64>
 }
+
+// -----
+
+func.func @rows(%m: tensor<?x3xf64>) -> tensor<?x3xf64> {
+  // expected-error @+1 {{'soac.map' op cannot be differentiated in mixed mode: its body must map scalars to scalars and read no active tensor from outside}}
+  %r = soac.map ins(%m : tensor<?x3xf64>) -> tensor<?x3xf64> {
+  ^bb0(%row: tensor<3xf64>):
+    soac.yield %row : tensor<3xf64>
+  } {soac.mixed_mode = true}
+  return %r : tensor<?x3xf64>
+}
+
+func.func @rows_gradient(%m: tensor<?x3xf64>, %bar: tensor<?x3xf64>) -> tensor<?x3xf64> {
+  %r:2 = soac.vjp @rows(%m, %bar) : (tensor<?x3xf64>, tensor<?x3xf64>) -> (tensor<?x3xf64>, tensor<?x3xf64>)
+  return %r#1 : tensor<?x3xf64>
+}

@@ -31,7 +31,7 @@ def finite_difference_vjp(primal, args, wrt, cotangents, step=1e-6):
     return gradients
 
 
-def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=1e-6, atol=1e-8, checkpoint_levels=1):
+def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=1e-6, atol=1e-8, checkpoint_levels=1, mixed_mode=False):
     """soac.vjp (compiled, and its IR interpreted) against finite differences."""
     primal = soac.compile(source, function)
     outputs = primal(*args)
@@ -42,7 +42,7 @@ def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=
             for o in outputs
         ]
     wrt = list(range(len(args))) if wrt is None else wrt
-    derivative = soac.vjp(source, function, wrt=wrt, checkpoint_levels=checkpoint_levels)
+    derivative = soac.vjp(source, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode)
     compiled = derivative(*args, *cotangents)
     interpreted = soac.interpret(derivative.module, derivative.function, *args, *cotangents)
     single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)

@@ -21,9 +21,13 @@ from .locations import TraceError, located
 
 
 @located
-def map(fn: Callable[..., Any], *xs: Any) -> Any:  # noqa: A001  (soac.map, as the op)
+def map(fn: Callable[..., Any], *xs: Any, mixed_mode: bool | None = None) -> Any:  # noqa: A001  (soac.map, as the op)
     """``soac.map``: ``fn`` applied to the rows of ``xs`` (which share their
     outer size); returns an array, or a tuple when ``fn`` returns a tuple.
+
+    ``mixed_mode=True`` has reverse mode differentiate this map (its body must
+    map scalars to scalars) by forward-mode partials inside one fused adjoint
+    loop, with no reverse sweep of the body; ``False`` keeps pure reverse mode.
 
     >>> import numpy as np, soac
     >>> soac.jit(lambda x, y: soac.map(lambda a, b: a * b + 1.0, x, y))(np.arange(3.0), np.ones(3))
@@ -38,6 +42,9 @@ def map(fn: Callable[..., Any], *xs: Any) -> Any:  # noqa: A001  (soac.map, as t
         return [tracing.lift(v).value for v in values]
 
     results = builders.map([a.value for a in arrays], _arity_checked(fn, len(arrays), "map", body))
+    if mixed_mode is not None:
+        op = (results if isinstance(results, ir.Value) else results[0]).owner
+        op.attributes["soac.mixed_mode"] = ir.BoolAttr.get(mixed_mode)
     return _outputs(results, structure[0])
 
 

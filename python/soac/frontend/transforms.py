@@ -35,13 +35,13 @@ Differentiable = Callable[..., Any] | ir.Module | str
 
 
 def grad(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
-         checkpoint_levels: int = 1, options: CpuOptions = CpuOptions()) -> Any:
+         checkpoint_levels: int = 1, mixed_mode: bool = False, options: CpuOptions = CpuOptions()) -> Any:
     """The gradient of a function returning one float scalar, with respect to
     the arguments in ``wrt`` (every float argument by default); a tuple when
     there are several. For MLIR, see :func:`soac.autodiff.grad`."""
     if _is_mlir(fun):
-        return autodiff.grad(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, options=options)
-    _traced_only(function, checkpoint_levels)
+        return autodiff.grad(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode, options=options)
+    _traced_only(function, checkpoint_levels, mixed_mode)
 
     def gradient(*args: Any) -> Any:
         arrays, callee, positions = _differentiate(fun, args, wrt, scalar=True)
@@ -69,7 +69,7 @@ def value_and_grad(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None,
 
 
 def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
-        checkpoint_levels: int = 1, options: CpuOptions = CpuOptions()) -> Any:
+        checkpoint_levels: int = 1, mixed_mode: bool = False, options: CpuOptions = CpuOptions()) -> Any:
     """The vector-Jacobian product: a function taking the arguments, then one
     cotangent per result, and returning the results, then one gradient per
     argument in ``wrt`` (every float argument by default). For MLIR, see
@@ -80,8 +80,8 @@ def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
     (array([0.0000000e+00, 1.2246468e-16]), array([ 1., -2.]))
     """
     if _is_mlir(fun):
-        return autodiff.vjp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, options=options)
-    _traced_only(function, checkpoint_levels)
+        return autodiff.vjp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode, options=options)
+    _traced_only(function, checkpoint_levels, mixed_mode)
     count = _positional_count(fun)
 
     def vector_jacobian_product(*args: Any) -> Any:
@@ -187,11 +187,13 @@ def _is_mlir(fun: Any) -> bool:
     return isinstance(fun, (ir.Module, str))
 
 
-def _traced_only(function: str | None, checkpoint_levels: int) -> None:
+def _traced_only(function: str | None, checkpoint_levels: int, mixed_mode: bool = False) -> None:
     if function is not None:
         raise Error("a function name is for MLIR modules; a Python function is differentiated itself")
     if checkpoint_levels != 1:
         raise Error("for a Python function, give checkpoint_levels to soac.fori_loop / soac.while_loop")
+    if mixed_mode:
+        raise Error("for a Python function, give mixed_mode to soac.map")
 
 
 def _positional_count(fun: Callable[..., Any]) -> int:
