@@ -3,6 +3,7 @@
 
 #include "dialect/SoacOps.h"
 #include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/CustomRules.h"
 #include "passes/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -246,10 +247,11 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
           module, StringAttr::get(function.getContext(), name)))
     return existing;
-  if (function.isExternal())
+  bool custom = function->hasAttr(kCustomVjpAttr);
+  if (!custom && function.isExternal())
     return function.emitOpError()
            << "cannot be differentiated: it is a declaration without a body";
-  if (!function.getBody().hasOneBlock())
+  if (!custom && !function.getBody().hasOneBlock())
     return function.emitOpError()
            << "cannot be differentiated: its body has more than one block";
 
@@ -267,6 +269,12 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                     inputs, outputs));
   vjp.setPrivate();
   symbols.getSymbolTable(module).insert(vjp);
+  if (custom) {
+    if (succeeded(buildCustomVjp(function, wrt, vjp, symbols)))
+      return vjp;
+    symbols.getSymbolTable(module).erase(vjp);
+    return failure();
+  }
 
   Block &body = function.getBody().front();
   Block *entry = vjp.addEntryBlock();

@@ -2,6 +2,7 @@
 #include "passes/AutoDiff/ForwardEngine.h"
 
 #include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/CustomRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -232,10 +233,11 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
           module, StringAttr::get(function.getContext(), name)))
     return existing;
-  if (function.isExternal())
+  bool custom = function->hasAttr(kCustomJvpAttr);
+  if (!custom && function.isExternal())
     return function.emitOpError()
            << "cannot be differentiated: it is a declaration without a body";
-  if (!function.getBody().hasOneBlock())
+  if (!custom && !function.getBody().hasOneBlock())
     return function.emitOpError()
            << "cannot be differentiated: its body has more than one block";
 
@@ -254,6 +256,12 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
                                                     inputs, outputs));
   jvp.setPrivate();
   symbols.getSymbolTable(module).insert(jvp);
+  if (custom) {
+    if (succeeded(buildCustomJvp(function, wrt, width, jvp, symbols)))
+      return jvp;
+    symbols.getSymbolTable(module).erase(jvp);
+    return failure();
+  }
 
   Block &body = function.getBody().front();
   Block *entry = jvp.addEntryBlock();

@@ -33,8 +33,8 @@ from .interp import interpret
 
 # The frontend's grad/vjp/jvp/hvp also take MLIR modules (dispatching to soac.autodiff).
 from .frontend import (
-    ArgSpec, Array, TraceError, cond, fori_loop, grad, hvp, iota, jit, jvp, map, reduce, reduce_by_index,
-    scan, scatter, value_and_grad, vjp, while_loop,
+    ArgSpec, Array, CustomDerivatives, TraceError, cond, custom_jvp, custom_vjp, fori_loop, grad, hvp, iota, jit, jvp,
+    map, reduce, reduce_by_index, scan, scatter, value_and_grad, vjp, while_loop,
 )
 from . import math, numpy  # noqa: E402  (namespaces of the frontend)
 
@@ -42,6 +42,7 @@ __all__ = [
     "ArgSpec",
     "Array",
     "BuildError",
+    "CustomDerivatives",
     "Derivative",
     "Error",
     "InterpretError",
@@ -53,6 +54,8 @@ __all__ = [
     "builders",
     "compile",
     "cond",
+    "custom_jvp",
+    "custom_vjp",
     "dialect",
     "fori_loop",
     "get_num_threads",

@@ -102,3 +102,33 @@ func.func @rows_gradient(%m: tensor<?x3xf64>, %bar: tensor<?x3xf64>) -> tensor<?
   %r:2 = soac.vjp @rows(%m, %bar) : (tensor<?x3xf64>, tensor<?x3xf64>) -> (tensor<?x3xf64>, tensor<?x3xf64>)
   return %r#1 : tensor<?x3xf64>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op names @square_vjp as its soac.custom_vjp, of type '(f64) -> f64', but it must be '(f64, f64) -> (f64, f64)' (its arguments and one cotangent per result, to its results and one gradient per float argument)}}
+func.func @square(%x: f64) -> f64 attributes {soac.custom_vjp = @square_vjp} {
+  %y = arith.mulf %x, %x : f64
+  return %y : f64
+}
+
+func.func @square_vjp(%x: f64) -> f64 {
+  return %x : f64
+}
+
+func.func @g(%x: f64, %s: f64) -> f64 {
+  %r:2 = soac.vjp @square(%x, %s) : (f64, f64) -> (f64, f64)
+  return %r#1 : f64
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op names @missing as its soac.custom_jvp, which is not a func.func}}
+func.func @square(%x: f64) -> f64 attributes {soac.custom_jvp = @missing} {
+  %y = arith.mulf %x, %x : f64
+  return %y : f64
+}
+
+func.func @g(%x: f64, %t: f64) -> f64 {
+  %r:2 = soac.jvp @square(%x, %t) : (f64, f64) -> (f64, f64)
+  return %r#1 : f64
+}

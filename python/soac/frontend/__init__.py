@@ -11,19 +11,22 @@ user's source locations; mistakes raise :class:`TraceError` at the user's line.
 One module per job: ``locations`` (source locations, errors), ``tracing``
 (trace state, Python values to IR), ``array`` (the traced array and its
 operators), ``elementwise`` (broadcasting), ``combinators`` (SOACs),
-``control`` (scf), ``math``, ``numpy``, ``jit`` and ``transforms`` (derivatives).
+``control`` (scf), ``math``, ``numpy``, ``jit``, ``transforms`` (derivatives)
+and ``custom`` (derivatives given by the user).
 """
 
 from .array import Array  # first: the other modules build on it
 from . import math, numpy  # noqa: I001
 from .combinators import iota, map, reduce, reduce_by_index, scan, scatter
 from .control import cond, fori_loop, while_loop
+from .custom import CustomDerivatives, custom_jvp, custom_vjp
 from .jit import Function, Traced, jit
 from .locations import TraceError
 from .tracing import ArgSpec
 from .transforms import grad, hvp, jvp, value_and_grad, vjp
 
 __all__ = [
-    "ArgSpec", "Array", "Function", "TraceError", "Traced", "cond", "fori_loop", "grad", "hvp", "iota", "jit", "jvp", "map",
+    "ArgSpec", "Array", "CustomDerivatives", "Function", "TraceError", "Traced", "cond", "custom_jvp", "custom_vjp",
+    "fori_loop", "grad", "hvp", "iota", "jit", "jvp", "map",
     "math", "numpy", "reduce", "reduce_by_index", "scan", "scatter", "value_and_grad", "vjp", "while_loop",
 ]

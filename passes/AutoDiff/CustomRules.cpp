@@ -1,0 +1,142 @@
+//===- CustomRules.cpp - derivatives given by the user --------------------===//
+#include "passes/AutoDiff/CustomRules.h"
+
+#include "passes/AutoDiff/Engine.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+namespace {
+
+/// The positions of the float (differentiable) arguments of `type`.
+SmallVector<int64_t> floatArguments(FunctionType type) {
+  SmallVector<int64_t> positions;
+  for (auto [i, input] : llvm::enumerate(type.getInputs()))
+    if (isDifferentiableType(input))
+      positions.push_back(i);
+  return positions;
+}
+
+/// The custom function `function` names in `attrName`, checked against the
+/// signature `expected`.
+FailureOr<func::FuncOp> customFunction(func::FuncOp function,
+                                       StringRef attrName,
+                                       FunctionType expected,
+                                       StringRef layout,
+                                       SymbolTableCollection &symbols) {
+  auto symbol = function->getAttrOfType<FlatSymbolRefAttr>(attrName);
+  if (!symbol)
+    return function.emitOpError()
+           << "has a " << attrName << " attribute that is not a symbol";
+  auto custom = symbols.lookupNearestSymbolFrom<func::FuncOp>(function, symbol);
+  if (!custom)
+    return function.emitOpError() << "names " << symbol << " as its "
+                                  << attrName << ", which is not a func.func";
+  if (custom.getFunctionType() != expected)
+    return function.emitOpError()
+           << "names " << symbol << " as its " << attrName << ", of type "
+           << custom.getFunctionType() << ", but it must be " << expected
+           << " (" << layout << ")";
+  return custom;
+}
+
+Value zerosLike(ImplicitLocOpBuilder &b, Type type, Value shapeSource) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  Type element = tensor ? tensor.getElementType() : type;
+  Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
+  if (!tensor)
+    return zero;
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < tensor.getRank(); ++d)
+    if (tensor.isDynamicDim(d))
+      dynamic.push_back(tensor::DimOp::create(b, shapeSource, d));
+  return tensor::SplatOp::create(b, zero, tensor, dynamic);
+}
+
+} // namespace
+
+LogicalResult buildCustomVjp(func::FuncOp function, ArrayRef<int64_t> wrt,
+                             func::FuncOp vjp, SymbolTableCollection &symbols) {
+  FunctionType type = function.getFunctionType();
+  SmallVector<int64_t> floats = floatArguments(type);
+  SmallVector<Type> inputs(type.getInputs());
+  llvm::append_range(inputs, type.getResults());
+  SmallVector<Type> outputs(type.getResults());
+  for (int64_t position : floats)
+    outputs.push_back(type.getInput(position));
+  FailureOr<func::FuncOp> custom = customFunction(
+      function, kCustomVjpAttr,
+      FunctionType::get(function.getContext(), inputs, outputs),
+      "its arguments and one cotangent per result, to its results and one "
+      "gradient per float argument",
+      symbols);
+  if (failed(custom))
+    return failure();
+  Block *entry = vjp.addEntryBlock();
+  ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
+  auto call = func::CallOp::create(b, *custom, entry->getArguments());
+  size_t numResults = type.getNumResults();
+  SmallVector<Value> returned(call.getResults().take_front(numResults));
+  for (int64_t position : wrt) {
+    size_t k = llvm::find(floats, position) - floats.begin();
+    returned.push_back(call.getResult(numResults + k));
+  }
+  func::ReturnOp::create(b, returned);
+  return success();
+}
+
+LogicalResult buildCustomJvp(func::FuncOp function, ArrayRef<int64_t> wrt,
+                             unsigned width, func::FuncOp jvp,
+                             SymbolTableCollection &symbols) {
+  FunctionType type = function.getFunctionType();
+  SmallVector<int64_t> floats = floatArguments(type);
+  SmallVector<Type> inputs(type.getInputs());
+  for (int64_t position : floats)
+    inputs.push_back(type.getInput(position));
+  SmallVector<Type> outputs(type.getResults());
+  llvm::append_range(outputs, type.getResults());
+  FailureOr<func::FuncOp> custom = customFunction(
+      function, kCustomJvpAttr,
+      FunctionType::get(function.getContext(), inputs, outputs),
+      "its arguments and one tangent per float argument, to its results and "
+      "one tangent per result",
+      symbols);
+  if (failed(custom))
+    return failure();
+  Block *entry = jvp.addEntryBlock();
+  ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
+  size_t numArgs = type.getNumInputs(), numResults = type.getNumResults();
+  ValueRange args = entry->getArguments().take_front(numArgs);
+  ValueRange tangents = entry->getArguments().drop_front(numArgs);
+  // One call per lane: the custom jvp knows one tangent per argument.
+  SmallVector<Value> results;
+  SmallVector<SmallVector<Value>> laneTangents;
+  for (unsigned lane = 0; lane < width; ++lane) {
+    SmallVector<Value> operands(args);
+    for (int64_t position : floats) {
+      auto it = llvm::find(wrt, position);
+      operands.push_back(
+          it == wrt.end()
+              ? zerosLike(b, type.getInput(position), args[position])
+              : tangents[(it - wrt.begin()) * width + lane]);
+    }
+    auto call = func::CallOp::create(b, *custom, operands);
+    if (lane == 0)
+      results.assign(call.getResults().begin(),
+                     call.getResults().begin() + numResults);
+    laneTangents.push_back(
+        llvm::to_vector_of<Value>(call.getResults().drop_front(numResults)));
+  }
+  SmallVector<Value> returned(results);
+  for (size_t j = 0; j < numResults; ++j)
+    for (unsigned lane = 0; lane < width; ++lane)
+      returned.push_back(laneTangents[lane][j]);
+  func::ReturnOp::create(b, returned);
+  return success();
+}
+
+} // namespace soac::autodiff
