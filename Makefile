@@ -58,8 +58,17 @@ test: build
 	$(BIN)/python -m pytest || status=1; \
 	exit $$status
 
-bench: build
+# The benchmarks' own requirements (JAX, PyTorch, matplotlib), installed once per change of the list.
+BENCH_REQUIREMENTS := $(VENV)/.bench-requirements-installed
+$(BENCH_REQUIREMENTS): bench/requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r bench/requirements.txt
+	touch $@
+
+bench: build $(BENCH_REQUIREMENTS)
 	$(BIN)/python bench/cpu_soacs.py
+	$(BIN)/python bench/cheap_gradient.py
+	$(BIN)/python bench/checkpoint_memory.py
+	$(BIN)/python bench/adbench/run.py
 
 clean:
 	rm -rf build $(INSTALLED)

@@ -1,0 +1,223 @@
+"""The ADBench objectives (GMM, D-LSTM, BA, HAND, k-means) timed side by side:
+ours (soac.jit of the objective, soac.jit'ed soac.value_and_grad), JAX
+(jax.jit of the objective and of jax.value_and_grad) and PyTorch (eager,
+a forward pass then torch.autograd.grad), on the same float64 inputs, at two
+sizes each. Every result is checked against the numpy oracle (small size)
+and against JAX (both sizes) before it is timed. Medians of repeats, in one
+run; writes a table into docs/benchmarks.md and a chart to docs/adbench.png.
+
+    .venv/bin/python bench/adbench/run.py              # prints, updates docs/benchmarks.md and the chart
+    .venv/bin/python bench/adbench/run.py --no-write
+    .venv/bin/python bench/adbench/run.py --only GMM D-LSTM --sizes small
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import median_seconds, write_section  # noqa: E402
+
+import soac  # noqa: E402
+
+MODULES = [importlib.import_module(name) for name in ("gmm", "lstm", "ba", "hand", "kmeans")]
+# Futhark's gradient/primal overheads on one CPU core (Schenck et al., SC22, ADBench).
+FUTHARK_OVERHEAD = {"GMM": 5.1, "D-LSTM": 3.2, "BA": 13.0, "HAND": 45.0}
+BUDGET_S = 1.5  # time spent per measurement, at most `MAX_REPEATS` runs, at least 3
+
+
+@dataclass
+class Row:
+    name: str
+    size: str
+    shape: str
+    times: dict[str, float] = field(default_factory=dict)  # "<tool> primal|gradient" -> seconds
+    compile_s: dict[str, float] = field(default_factory=dict)
+
+
+def timed(function) -> float:
+    """The median of as many runs as fit the budget (3 to 21), after a warm-up."""
+    start = time.perf_counter()
+    function()
+    once = time.perf_counter() - start
+    return median_seconds(function, int(np.clip(BUDGET_S / max(once, 1e-9), 3, 21)))
+
+
+def settle() -> None:
+    """Waits for the previous tool's idle worker threads to stop spinning
+    (OpenMP runtimes spin about 200 ms before sleeping), so that they do not
+    take a core from the next measurement on this 2-core machine."""
+    time.sleep(0.3)
+
+
+def first_call(function) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def close(got, want, what: str) -> None:
+    for g, w in zip(got, want, strict=True):
+        if not np.allclose(np.asarray(g), np.asarray(w), rtol=1e-8, atol=1e-10):
+            raise SystemExit(f"{what}: ours and the reference disagree")
+
+
+def measure_ours(module, inputs, row: Row) -> tuple:
+    """Compiles (the first calls), then times on all threads and on one."""
+    fn, args = module.soac_version(*inputs)
+    primal, gradient = soac.jit(fn), soac.value_and_grad(fn, wrt=list(module.WRT))
+    row.compile_s["ours"] = first_call(lambda: primal(*args)) + first_call(lambda: gradient(*args))
+    value, gradients = gradient(*args)
+    threads = soac.get_num_threads()
+    settle()
+    row.times["ours primal"] = timed(lambda: primal(*args))
+    row.times["ours gradient"] = timed(lambda: gradient(*args))
+    soac.set_num_threads(1)
+    settle()
+    row.times["ours 1-thread primal"] = timed(lambda: primal(*args))
+    row.times["ours 1-thread gradient"] = timed(lambda: gradient(*args))
+    soac.set_num_threads(threads)
+    return value, gradients if isinstance(gradients, tuple) else (gradients,)
+
+
+def measure_jax(module, inputs, row: Row) -> tuple:
+    import jax
+
+    f, args = module.jax_version(*inputs)
+    primal, gradient = jax.jit(f), jax.jit(jax.value_and_grad(f, argnums=module.WRT))
+    row.compile_s["JAX"] = first_call(lambda: jax.block_until_ready(primal(*args))) + first_call(
+        lambda: jax.block_until_ready(gradient(*args)))
+    settle()
+    row.times["JAX primal"] = timed(lambda: jax.block_until_ready(primal(*args)))
+    row.times["JAX gradient"] = timed(lambda: jax.block_until_ready(gradient(*args)))
+    return gradient(*args)
+
+
+def measure_torch(module, inputs, row: Row) -> None:
+    import torch
+
+    f, args = module.torch_version(*inputs)
+    wrt = [args[i].requires_grad_(True) for i in module.WRT]
+
+    def primal():
+        with torch.no_grad():
+            return f(*args)
+
+    settle()
+    row.times["PyTorch primal"] = timed(primal)
+    row.times["PyTorch gradient"] = timed(lambda: torch.autograd.grad(f(*args), wrt))
+
+
+def available(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+        return True
+    except ImportError:
+        return False
+
+
+def run(modules, sizes: list[str]) -> list[Row]:
+    rows = []
+    peers = {"JAX": available("jax"), "PyTorch": available("torch")}
+    for module in modules:
+        for size in sizes:
+            shape = ", ".join(f"{k}={v:,}" for k, v in module.SIZES[size].items())
+            row = Row(module.NAME, size, shape)
+            inputs = module.inputs(**module.SIZES[size])
+            value, gradients = measure_ours(module, inputs, row)
+            if size == "small":
+                close([value], [module.reference(*inputs)], f"{module.NAME} {size}: value vs numpy")
+            if peers["JAX"]:
+                jax_value, jax_gradients = measure_jax(module, inputs, row)
+                close([value, *gradients], [jax_value, *jax_gradients], f"{module.NAME} {size}: value and gradient vs JAX")
+            if peers["PyTorch"]:
+                measure_torch(module, inputs, row)
+            print(f"{module.NAME:8s} {size:5s} " + "  ".join(f"{k} {v * 1e3:.2f} ms" for k, v in row.times.items()), flush=True)
+            rows.append(row)
+    return rows
+
+
+def ratio(row: Row, a: str, b: str) -> str:
+    return f"{row.times[a] / row.times[b]:.2f}" if a in row.times and b in row.times else "–"
+
+
+def ms(row: Row, key: str) -> str:
+    return f"{row.times[key] * 1e3:.2f}" if key in row.times else "–"
+
+
+def markdown(rows: list[Row], load: tuple[float, float]) -> str:
+    versions = [f"numpy {np.__version__}"] + [f"{n} {importlib.import_module(m).__version__}" for n, m in (("JAX", "jax"), ("PyTorch", "torch")) if available(m)]
+    lines = [
+        f"float64; {os.cpu_count()} logical cores ({platform.processor() or platform.machine()}), soac on {soac.get_num_threads()} threads "
+        f"and on 1, {', '.join(versions)}; medians of 3–21 runs after a warm-up; load average {load[0]:.1f} at the start, "
+        f"{load[1]:.1f} at the end. Measured by `bench/adbench/run.py` in one run. *gradient* is value and gradient "
+        "together; *overhead* is gradient / primal of the same tool. BA and HAND: the gradient of ½|r|² (one vjp), not ADBench's Jacobian.",
+        "",
+        "| objective | size | ours primal (ms) | ours gradient (ms) | overhead | 1 thread: primal (ms) | gradient (ms) | overhead "
+        "| JAX primal (ms) | JAX gradient (ms) | JAX overhead | PyTorch primal (ms) | PyTorch gradient (ms) "
+        "| ours / JAX (gradient) | ours / PyTorch (gradient) |",
+        "|---|---|" + "---:|" * 13,
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.name} | {r.shape} | {ms(r, 'ours primal')} | {ms(r, 'ours gradient')} | {ratio(r, 'ours gradient', 'ours primal')} "
+            f"| {ms(r, 'ours 1-thread primal')} | {ms(r, 'ours 1-thread gradient')} | {ratio(r, 'ours 1-thread gradient', 'ours 1-thread primal')} "
+            f"| {ms(r, 'JAX primal')} | {ms(r, 'JAX gradient')} | {ratio(r, 'JAX gradient', 'JAX primal')} "
+            f"| {ms(r, 'PyTorch primal')} | {ms(r, 'PyTorch gradient')} "
+            f"| {ratio(r, 'ours gradient', 'JAX gradient')} | {ratio(r, 'ours gradient', 'PyTorch gradient')} |"
+        )
+    lines += ["", targets(rows)]
+    return "\n".join(lines)
+
+
+def targets(rows: list[Row]) -> str:
+    """Our overheads next to Futhark's published ones, and compile times."""
+    lines = [
+        "| objective | our overhead, small / large (1 thread) | Futhark's (1 core) | met | ours / JAX gradient, small / large | compile, small: ours (s) | JAX (s) |",
+        "|---|---|---:|---|---|---:|---:|",
+    ]
+    for name in dict.fromkeys(r.name for r in rows):
+        mine = [r for r in rows if r.name == name]
+        overheads = [r.times["ours gradient"] / r.times["ours primal"] for r in mine]
+        single = [r.times["ours 1-thread gradient"] / r.times["ours 1-thread primal"] for r in mine]
+        futhark = FUTHARK_OVERHEAD.get(name)
+        met = "–" if futhark is None else ("yes" if max(single) <= futhark else "no")
+        compile_ours = mine[0].compile_s["ours"]
+        compile_jax = f"{mine[0].compile_s['JAX']:.1f}" if "JAX" in mine[0].compile_s else "–"
+        lines.append(
+            f"| {name} | {' / '.join(f'{o:.1f}' for o in overheads)} ({' / '.join(f'{o:.1f}' for o in single)}) "
+            f"| {'–' if futhark is None else futhark} | {met} | {' / '.join(ratio(r, 'ours gradient', 'JAX gradient') for r in mine)} "
+            f"| {compile_ours:.1f} | {compile_jax} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="*", help="objective names (default: all)")
+    parser.add_argument("--sizes", nargs="*", default=["small", "large"])
+    parser.add_argument("--no-write", action="store_true")
+    options = parser.parse_args()
+    modules = [m for m in MODULES if not options.only or m.NAME in options.only]
+    load_start = os.getloadavg()[0]
+    start = time.perf_counter()
+    rows = run(modules, options.sizes)
+    table = markdown(rows, (load_start, os.getloadavg()[0]))
+    print(f"\n{table}\n\n(the whole run took {time.perf_counter() - start:.0f} s)")
+    if not options.no_write:
+        from chart import save_chart
+
+        write_section("adbench", "ADBench: ours against JAX and PyTorch", table + "\n\n![ADBench gradient overheads and times](adbench.png)")
+        save_chart(rows, FUTHARK_OVERHEAD)
+
+
+if __name__ == "__main__":
+    main()
