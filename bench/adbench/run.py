@@ -2,7 +2,10 @@
 ours (soac.jit of the objective, soac.jit'ed soac.value_and_grad), JAX
 (jax.jit of the objective and of jax.value_and_grad) and PyTorch (eager,
 a forward pass then torch.autograd.grad), on the same float64 inputs, at two
-sizes each. Every result is checked against the numpy oracle (small size)
+sizes each. Every tool runs on one thread, as Futhark's published
+overheads were measured, and because timings with two threads on this shared
+2-core machine depend on whatever else runs; ours is also timed on all
+threads. Every result is checked against the numpy oracle (small size)
 and against JAX (both sizes) before it is timed. Medians of repeats, in one
 run; writes a table into docs/benchmarks.md and a chart to docs/adbench.png.
 
@@ -17,6 +20,7 @@ import argparse
 import importlib
 import os
 import platform
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,14 +28,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common import median_seconds, write_section  # noqa: E402
+from common import write_section  # noqa: E402
 
 import soac  # noqa: E402
 
+# Every tool on one thread (see the docstring); XLA reads its flags when jax is imported.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
 MODULES = [importlib.import_module(name) for name in ("gmm", "lstm", "ba", "hand", "kmeans")]
-# Futhark's gradient/primal overheads on one CPU core (Schenck et al., SC22, ADBench).
+# Futhark's published gradient/primal overheads, sequential CPU (Schenck et al., SC22).
 FUTHARK_OVERHEAD = {"GMM": 5.1, "D-LSTM": 3.2, "BA": 13.0, "HAND": 45.0}
-BUDGET_S = 1.5  # time spent per measurement, at most `MAX_REPEATS` runs, at least 3
+BUDGET_S = 1.5  # seconds of timed runs per measurement, when a run takes less
 
 
 @dataclass
@@ -44,11 +51,10 @@ class Row:
 
 
 def timed(function) -> float:
-    """The median of as many runs as fit the budget (3 to 21), after a warm-up."""
-    start = time.perf_counter()
-    function()
-    once = time.perf_counter() - start
-    return median_seconds(function, int(np.clip(BUDGET_S / max(once, 1e-9), 3, 21)))
+    """The median of as many runs as fit the budget (1 to 21), after a warm-up
+    call that also sizes the budget."""
+    once = seconds(function)
+    return statistics.median([seconds(function) for _ in range(int(np.clip(BUDGET_S / max(once, 1e-9), 1, 21)))])
 
 
 def settle() -> None:
@@ -58,7 +64,8 @@ def settle() -> None:
     time.sleep(0.3)
 
 
-def first_call(function) -> float:
+def seconds(function) -> float:
+    """The wall time of one call."""
     start = time.perf_counter()
     function()
     return time.perf_counter() - start
@@ -71,20 +78,20 @@ def close(got, want, what: str) -> None:
 
 
 def measure_ours(module, inputs, row: Row) -> tuple:
-    """Compiles (the first calls), then times on all threads and on one."""
+    """Compiles (the first calls), then times on one thread and on all."""
     fn, args = module.soac_version(*inputs)
     primal, gradient = soac.jit(fn), soac.value_and_grad(fn, wrt=list(module.WRT))
-    row.compile_s["ours"] = first_call(lambda: primal(*args)) + first_call(lambda: gradient(*args))
+    row.compile_s["ours"] = seconds(lambda: primal(*args)) + seconds(lambda: gradient(*args))
     value, gradients = gradient(*args)
     threads = soac.get_num_threads()
+    soac.set_num_threads(1)
     settle()
     row.times["ours primal"] = timed(lambda: primal(*args))
     row.times["ours gradient"] = timed(lambda: gradient(*args))
-    soac.set_num_threads(1)
-    settle()
-    row.times["ours 1-thread primal"] = timed(lambda: primal(*args))
-    row.times["ours 1-thread gradient"] = timed(lambda: gradient(*args))
     soac.set_num_threads(threads)
+    settle()
+    row.times["ours all-threads primal"] = timed(lambda: primal(*args))
+    row.times["ours all-threads gradient"] = timed(lambda: gradient(*args))
     return value, gradients if isinstance(gradients, tuple) else (gradients,)
 
 
@@ -93,7 +100,7 @@ def measure_jax(module, inputs, row: Row) -> tuple:
 
     f, args = module.jax_version(*inputs)
     primal, gradient = jax.jit(f), jax.jit(jax.value_and_grad(f, argnums=module.WRT))
-    row.compile_s["JAX"] = first_call(lambda: jax.block_until_ready(primal(*args))) + first_call(
+    row.compile_s["JAX"] = seconds(lambda: jax.block_until_ready(primal(*args))) + seconds(
         lambda: jax.block_until_ready(gradient(*args)))
     settle()
     row.times["JAX primal"] = timed(lambda: jax.block_until_ready(primal(*args)))
@@ -104,6 +111,7 @@ def measure_jax(module, inputs, row: Row) -> tuple:
 def measure_torch(module, inputs, row: Row) -> None:
     import torch
 
+    torch.set_num_threads(1)
     f, args = module.torch_version(*inputs)
     wrt = [args[i].requires_grad_(True) for i in module.WRT]
 
@@ -156,23 +164,23 @@ def ms(row: Row, key: str) -> str:
 def markdown(rows: list[Row], load: tuple[float, float]) -> str:
     versions = [f"numpy {np.__version__}"] + [f"{n} {importlib.import_module(m).__version__}" for n, m in (("JAX", "jax"), ("PyTorch", "torch")) if available(m)]
     lines = [
-        f"float64; {os.cpu_count()} logical cores ({platform.processor() or platform.machine()}), soac on {soac.get_num_threads()} threads "
-        f"and on 1, {', '.join(versions)}; medians of 3–21 runs after a warm-up; load average {load[0]:.1f} at the start, "
-        f"{load[1]:.1f} at the end. Measured by `bench/adbench/run.py` in one run. *gradient* is value and gradient "
-        "together; *overhead* is gradient / primal of the same tool. BA and HAND: the gradient of ½|r|² (one vjp), not ADBench's Jacobian.",
+        f"float64; {os.cpu_count()} logical cores ({platform.processor() or platform.machine()}); every tool on one thread, ours also on "
+        f"{soac.get_num_threads()}; {', '.join(versions)}; medians of 1–21 runs (as many as fit in 1.5 s) after a warm-up; load average "
+        f"{load[0]:.1f} at the start, {load[1]:.1f} at the end. Measured by `bench/adbench/run.py` in one run. *gradient* is value and "
+        "gradient together; *overhead* is gradient / primal of the same tool. BA and HAND: the gradient of ½|r|² (one vjp), not ADBench's Jacobian.",
         "",
-        "| objective | size | ours primal (ms) | ours gradient (ms) | overhead | 1 thread: primal (ms) | gradient (ms) | overhead "
-        "| JAX primal (ms) | JAX gradient (ms) | JAX overhead | PyTorch primal (ms) | PyTorch gradient (ms) "
-        "| ours / JAX (gradient) | ours / PyTorch (gradient) |",
+        "| objective | size | ours primal (ms) | ours gradient (ms) | overhead | JAX primal (ms) | JAX gradient (ms) | overhead "
+        "| PyTorch primal (ms) | PyTorch gradient (ms) | overhead | ours / JAX (gradient) | ours / PyTorch (gradient) "
+        f"| ours, {soac.get_num_threads()} threads: primal (ms) | gradient (ms) |",
         "|---|---|" + "---:|" * 13,
     ]
     for r in rows:
         lines.append(
             f"| {r.name} | {r.shape} | {ms(r, 'ours primal')} | {ms(r, 'ours gradient')} | {ratio(r, 'ours gradient', 'ours primal')} "
-            f"| {ms(r, 'ours 1-thread primal')} | {ms(r, 'ours 1-thread gradient')} | {ratio(r, 'ours 1-thread gradient', 'ours 1-thread primal')} "
             f"| {ms(r, 'JAX primal')} | {ms(r, 'JAX gradient')} | {ratio(r, 'JAX gradient', 'JAX primal')} "
-            f"| {ms(r, 'PyTorch primal')} | {ms(r, 'PyTorch gradient')} "
-            f"| {ratio(r, 'ours gradient', 'JAX gradient')} | {ratio(r, 'ours gradient', 'PyTorch gradient')} |"
+            f"| {ms(r, 'PyTorch primal')} | {ms(r, 'PyTorch gradient')} | {ratio(r, 'PyTorch gradient', 'PyTorch primal')} "
+            f"| {ratio(r, 'ours gradient', 'JAX gradient')} | {ratio(r, 'ours gradient', 'PyTorch gradient')} "
+            f"| {ms(r, 'ours all-threads primal')} | {ms(r, 'ours all-threads gradient')} |"
         )
     lines += ["", targets(rows)]
     return "\n".join(lines)
@@ -181,21 +189,19 @@ def markdown(rows: list[Row], load: tuple[float, float]) -> str:
 def targets(rows: list[Row]) -> str:
     """Our overheads next to Futhark's published ones, and compile times."""
     lines = [
-        "| objective | our overhead, small / large (1 thread) | Futhark's (1 core) | met | ours / JAX gradient, small / large | compile, small: ours (s) | JAX (s) |",
+        "| objective | our overhead, small / large | Futhark's (sequential CPU) | met | ours / JAX gradient, small / large "
+        "| compile, small: ours (s) | JAX (s) |",
         "|---|---|---:|---|---|---:|---:|",
     ]
     for name in dict.fromkeys(r.name for r in rows):
         mine = [r for r in rows if r.name == name]
         overheads = [r.times["ours gradient"] / r.times["ours primal"] for r in mine]
-        single = [r.times["ours 1-thread gradient"] / r.times["ours 1-thread primal"] for r in mine]
         futhark = FUTHARK_OVERHEAD.get(name)
-        met = "–" if futhark is None else ("yes" if max(single) <= futhark else "no")
-        compile_ours = mine[0].compile_s["ours"]
+        met = "–" if futhark is None else ("yes" if max(overheads) <= futhark else "no")
         compile_jax = f"{mine[0].compile_s['JAX']:.1f}" if "JAX" in mine[0].compile_s else "–"
         lines.append(
-            f"| {name} | {' / '.join(f'{o:.1f}' for o in overheads)} ({' / '.join(f'{o:.1f}' for o in single)}) "
-            f"| {'–' if futhark is None else futhark} | {met} | {' / '.join(ratio(r, 'ours gradient', 'JAX gradient') for r in mine)} "
-            f"| {compile_ours:.1f} | {compile_jax} |"
+            f"| {name} | {' / '.join(f'{o:.1f}' for o in overheads)} | {'–' if futhark is None else futhark} | {met} "
+            f"| {' / '.join(ratio(r, 'ours gradient', 'JAX gradient') for r in mine)} | {mine[0].compile_s['ours']:.1f} | {compile_jax} |"
         )
     return "\n".join(lines)
 
