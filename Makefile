@@ -64,11 +64,11 @@ $(BENCH_REQUIREMENTS): bench/requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install -q -r bench/requirements.txt
 	touch $@
 
+# Every script under bench/ (common.py is their shared helpers), then the ADBench suite.
 bench: build $(BENCH_REQUIREMENTS)
-	$(BIN)/python bench/cpu_soacs.py
-	$(BIN)/python bench/cheap_gradient.py
-	$(BIN)/python bench/checkpoint_memory.py
-	$(BIN)/python bench/adbench/run.py
+	@set -e; for script in $(filter-out bench/common.py,$(wildcard bench/*.py)) bench/adbench/run.py; do \
+		echo "== $$script"; $(BIN)/python $$script; \
+	done
 
 clean:
 	rm -rf build $(INSTALLED)
