@@ -23,8 +23,9 @@ def save_chart(rows, futhark: dict[str, float]) -> None:
     for i, (label, key, colour) in enumerate(TOOLS):
         ratio = [r.times[f"{key} gradient"] / r.times[f"{key} primal"] if f"{key} primal" in r.times else np.nan for r in rows]
         seconds = [r.times.get(f"{key} gradient", np.nan) * 1e3 for r in rows]
-        overheads.bar(x + (i - 1.5) * width, ratio, width, label=label, color=colour)
-        times.bar(x + (i - 1.5) * width, seconds, width, label=label, color=colour)
+        offset = (i - (len(TOOLS) - 1) / 2) * width  # the group of bars centred on its label
+        overheads.bar(x + offset, ratio, width, label=label, color=colour)
+        times.bar(x + offset, seconds, width, label=label, color=colour)
     published = [futhark.get(r.name, np.nan) for r in rows]
     overheads.scatter(x, published, marker="_", s=900, color="black", zorder=3, label="Futhark, sequential (SC22)")
     overheads.set(yscale="log", ylabel="gradient time / primal time")
