@@ -12,6 +12,19 @@ Value floatConstant(ImplicitLocOpBuilder &b, Type type, double value) {
   return arith::ConstantOp::create(b, type, b.getFloatAttr(type, value));
 }
 
+Value buildZerosLike(ImplicitLocOpBuilder &b, Value value) {
+  auto tensor = dyn_cast<RankedTensorType>(value.getType());
+  Type element = tensor ? tensor.getElementType() : value.getType();
+  Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
+  if (!tensor)
+    return zero;
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < tensor.getRank(); ++d)
+    if (tensor.isDynamicDim(d))
+      dynamic.push_back(tensor::DimOp::create(b, value, d));
+  return tensor::SplatOp::create(b, zero, tensor, dynamic);
+}
+
 Value outerSize(ImplicitLocOpBuilder &b, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (!type.isDynamicDim(0))

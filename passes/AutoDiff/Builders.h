@@ -61,6 +61,10 @@ mlir::Value buildAdd(mlir::ImplicitLocOpBuilder &b, mlir::Value x,
 /// The sum of all elements of a tensor of floats (a scalar).
 mlir::Value buildSumAll(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor);
 
+/// Zeros of `value`'s type (a float or integer scalar, or a tensor of its
+/// shape).
+mlir::Value buildZerosLike(mlir::ImplicitLocOpBuilder &b, mlir::Value value);
+
 /// A float constant of type `type`.
 mlir::Value floatConstant(mlir::ImplicitLocOpBuilder &b, mlir::Type type,
                           double value);

@@ -1,10 +1,9 @@
 //===- CustomRules.cpp - derivatives given by the user --------------------===//
 #include "passes/AutoDiff/CustomRules.h"
 
+#include "passes/AutoDiff/Builders.h"
 #include "passes/AutoDiff/Engine.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 using namespace mlir;
@@ -44,19 +43,6 @@ FailureOr<func::FuncOp> customFunction(func::FuncOp function,
   return custom;
 }
 
-Value zerosLike(ImplicitLocOpBuilder &b, Type type, Value shapeSource) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  Type element = tensor ? tensor.getElementType() : type;
-  Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
-  if (!tensor)
-    return zero;
-  SmallVector<Value> dynamic;
-  for (int64_t d = 0; d < tensor.getRank(); ++d)
-    if (tensor.isDynamicDim(d))
-      dynamic.push_back(tensor::DimOp::create(b, shapeSource, d));
-  return tensor::SplatOp::create(b, zero, tensor, dynamic);
-}
-
 } // namespace
 
 LogicalResult buildCustomVjp(func::FuncOp function, ArrayRef<int64_t> wrt,
@@ -76,7 +62,7 @@ LogicalResult buildCustomVjp(func::FuncOp function, ArrayRef<int64_t> wrt,
       symbols);
   if (failed(custom))
     return failure();
-  Block *entry = vjp.addEntryBlock();
+  Block *entry = &vjp.getBody().front();
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   auto call = func::CallOp::create(b, *custom, entry->getArguments());
   size_t numResults = type.getNumResults();
@@ -107,7 +93,7 @@ LogicalResult buildCustomJvp(func::FuncOp function, ArrayRef<int64_t> wrt,
       symbols);
   if (failed(custom))
     return failure();
-  Block *entry = jvp.addEntryBlock();
+  Block *entry = &jvp.getBody().front();
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   size_t numArgs = type.getNumInputs(), numResults = type.getNumResults();
   ValueRange args = entry->getArguments().take_front(numArgs);
@@ -121,7 +107,7 @@ LogicalResult buildCustomJvp(func::FuncOp function, ArrayRef<int64_t> wrt,
       auto it = llvm::find(wrt, position);
       operands.push_back(
           it == wrt.end()
-              ? zerosLike(b, type.getInput(position), args[position])
+              ? buildZerosLike(b, args[position])
               : tangents[(it - wrt.begin()) * width + lane]);
     }
     auto call = func::CallOp::create(b, *custom, operands);

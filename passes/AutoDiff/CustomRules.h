@@ -23,7 +23,7 @@ namespace soac::autodiff {
 inline constexpr llvm::StringLiteral kCustomVjpAttr = "soac.custom_vjp";
 inline constexpr llvm::StringLiteral kCustomJvpAttr = "soac.custom_jvp";
 
-/// Fills `vjp`, the vjp function of `function` with respect to `wrt`, with a
+/// Fills the entry block of `vjp`, the vjp function of `function` with respect to `wrt`, with a
 /// call to the custom vjp `function` names. Errors at `function` when the
 /// custom function is missing or has the wrong signature.
 mlir::LogicalResult buildCustomVjp(mlir::func::FuncOp function,
@@ -31,7 +31,7 @@ mlir::LogicalResult buildCustomVjp(mlir::func::FuncOp function,
                                    mlir::func::FuncOp vjp,
                                    mlir::SymbolTableCollection &symbols);
 
-/// Fills `jvp`, the jvp function of `function` with respect to `wrt` with
+/// Fills the entry block of `jvp`, the jvp function of `function` with respect to `wrt` with
 /// `width` lanes, with calls to the custom jvp (one per lane; the float
 /// arguments outside `wrt` get zero tangents).
 mlir::LogicalResult buildCustomJvp(mlir::func::FuncOp function,

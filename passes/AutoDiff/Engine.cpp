@@ -210,22 +210,7 @@ SmallVector<Value> AdjointBuilder::cloneBlock(ImplicitLocOpBuilder &at,
       [&](Value v) { return mapping.lookupOrDefault(v); });
 }
 
-Value AdjointBuilder::zerosLike(Value value) {
-  Type type = value.getType();
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  Type element = tensor ? tensor.getElementType() : type;
-  Value zero = isa<FloatType>(element)
-                   ? floatConstant(b, element, 0.0)
-                   : Value(arith::ConstantOp::create(
-                         b, element, b.getZeroAttr(element)));
-  if (!tensor)
-    return zero;
-  SmallVector<Value> dynamic;
-  for (int64_t d = 0; d < tensor.getRank(); ++d)
-    if (tensor.isDynamicDim(d))
-      dynamic.push_back(tensor::DimOp::create(b, value, d));
-  return tensor::SplatOp::create(b, zero, tensor, dynamic);
-}
+Value AdjointBuilder::zerosLike(Value value) { return buildZerosLike(b, value); }
 
 Value AdjointBuilder::add(Value x, Value y) { return buildAdd(b, x, y); }
 
@@ -233,51 +218,67 @@ Value AdjointBuilder::add(Value x, Value y) { return buildAdd(b, x, y); }
 // Functions
 //===----------------------------------------------------------------------===//
 
-FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
-                                               ArrayRef<int64_t> wrt,
-                                               SymbolTableCollection &symbols,
-                                               bool mixedMode) {
+FailureOr<DerivativeFunction>
+getOrCreateDerivativeFunction(func::FuncOp function, StringRef kind,
+                              ArrayRef<int64_t> wrt, FunctionType type,
+                              bool custom, SymbolTableCollection &symbols) {
   auto module = function->getParentOfType<ModuleOp>();
-  std::string name = llvm::formatv("{0}__vjp_wrt_{1}", function.getSymName(),
-                                   llvm::join(llvm::map_range(wrt, [](int64_t w) {
-                                                return std::to_string(w);
-                                              }),
-                                              "_"))
+  std::string positions = llvm::join(
+      llvm::map_range(wrt, [](int64_t w) { return std::to_string(w); }), "_");
+  std::string name = llvm::formatv("{0}__{1}_wrt_{2}", function.getSymName(),
+                                   kind, positions)
                          .str();
   if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
           module, StringAttr::get(function.getContext(), name)))
-    return existing;
-  bool custom = function->hasAttr(kCustomVjpAttr);
+    return DerivativeFunction{existing, false};
   if (!custom && function.isExternal())
     return function.emitOpError()
            << "cannot be differentiated: it is a declaration without a body";
   if (!custom && !function.getBody().hasOneBlock())
     return function.emitOpError()
            << "cannot be differentiated: its body has more than one block";
+  OpBuilder top(function);
+  top.setInsertionPointAfter(function);
+  auto derivative = func::FuncOp::create(top, function.getLoc(), name, type);
+  derivative.setPrivate();
+  derivative.addEntryBlock();
+  symbols.getSymbolTable(module).insert(derivative);
+  return DerivativeFunction{derivative, true};
+}
 
+FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
+                                               ArrayRef<int64_t> wrt,
+                                               SymbolTableCollection &symbols,
+                                               bool mixedMode) {
   FunctionType type = function.getFunctionType();
   SmallVector<Type> inputs(type.getInputs());
   llvm::append_range(inputs, type.getResults());
   SmallVector<Type> outputs(type.getResults());
   for (int64_t position : wrt)
     outputs.push_back(type.getInput(position));
-
-  OpBuilder top(function);
-  top.setInsertionPointAfter(function);
-  auto vjp = func::FuncOp::create(top, function.getLoc(), name,
-                                  FunctionType::get(function.getContext(),
-                                                    inputs, outputs));
-  vjp.setPrivate();
-  symbols.getSymbolTable(module).insert(vjp);
-  if (custom) {
-    if (succeeded(buildCustomVjp(function, wrt, vjp, symbols)))
-      return vjp;
-    symbols.getSymbolTable(module).erase(vjp);
+  bool custom = function->hasAttr(kCustomVjpAttr);
+  FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
+      function, "vjp", wrt,
+      FunctionType::get(function.getContext(), inputs, outputs), custom,
+      symbols);
+  if (failed(created))
     return failure();
+  auto [vjp, fresh] = *created;
+  if (!fresh)
+    return vjp;
+  // A failed derivative leaves no half-built function behind.
+  auto discard = [&]() -> FailureOr<func::FuncOp> {
+    symbols.getSymbolTable(function->getParentOfType<ModuleOp>()).erase(vjp);
+    return failure();
+  };
+  if (custom) {
+    if (failed(buildCustomVjp(function, wrt, vjp, symbols)))
+      return discard();
+    return vjp;
   }
 
   Block &body = function.getBody().front();
-  Block *entry = vjp.addEntryBlock();
+  Block *entry = &vjp.getBody().front();
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
@@ -291,10 +292,8 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   for (auto [result, cotangent] : llvm::zip(
            terminator.getOperands(), entry->getArguments().drop_front(numArgs)))
     scope.accumulate(result, cotangent);
-  if (failed(scope.sweep(body))) {
-    symbols.getSymbolTable(module).erase(vjp);
-    return failure();
-  }
+  if (failed(scope.sweep(body)))
+    return discard();
   SmallVector<Value> returned = llvm::map_to_vector(
       terminator.getOperands(), [&](Value r) { return scope.primal(r); });
   for (int64_t position : wrt)

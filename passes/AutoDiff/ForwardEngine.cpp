@@ -176,19 +176,7 @@ FailureOr<Lifted> TangentBuilder::lift(ImplicitLocOpBuilder &at, Block &block,
   return lifted;
 }
 
-Value TangentBuilder::zerosLike(Value value) {
-  Type type = value.getType();
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  Type element = tensor ? tensor.getElementType() : type;
-  Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
-  if (!tensor)
-    return zero;
-  SmallVector<Value> dynamic;
-  for (int64_t d = 0; d < tensor.getRank(); ++d)
-    if (tensor.isDynamicDim(d))
-      dynamic.push_back(tensor::DimOp::create(b, value, d));
-  return tensor::SplatOp::create(b, zero, tensor, dynamic);
-}
+Value TangentBuilder::zerosLike(Value value) { return buildZerosLike(b, value); }
 
 Value TangentBuilder::add(Value x, Value y) {
   if (!x || !y)
@@ -222,25 +210,6 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                unsigned width,
                                                SymbolTableCollection &symbols) {
-  auto module = function->getParentOfType<ModuleOp>();
-  std::string lanes = width == 1 ? "" : llvm::formatv("_x{0}", width).str();
-  std::string name = llvm::formatv("{0}__jvp{1}_wrt_{2}", function.getSymName(), lanes,
-                                   llvm::join(llvm::map_range(wrt, [](int64_t w) {
-                                                return std::to_string(w);
-                                              }),
-                                              "_"))
-                         .str();
-  if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
-          module, StringAttr::get(function.getContext(), name)))
-    return existing;
-  bool custom = function->hasAttr(kCustomJvpAttr);
-  if (!custom && function.isExternal())
-    return function.emitOpError()
-           << "cannot be differentiated: it is a declaration without a body";
-  if (!custom && !function.getBody().hasOneBlock())
-    return function.emitOpError()
-           << "cannot be differentiated: its body has more than one block";
-
   FunctionType type = function.getFunctionType();
   SmallVector<Type> inputs(type.getInputs());
   for (int64_t position : wrt)
@@ -248,23 +217,30 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   SmallVector<Type> outputs(type.getResults());
   for (Type result : type.getResults())
     outputs.append(width, result);
-
-  OpBuilder top(function);
-  top.setInsertionPointAfter(function);
-  auto jvp = func::FuncOp::create(top, function.getLoc(), name,
-                                  FunctionType::get(function.getContext(),
-                                                    inputs, outputs));
-  jvp.setPrivate();
-  symbols.getSymbolTable(module).insert(jvp);
-  if (custom) {
-    if (succeeded(buildCustomJvp(function, wrt, width, jvp, symbols)))
-      return jvp;
-    symbols.getSymbolTable(module).erase(jvp);
+  bool custom = function->hasAttr(kCustomJvpAttr);
+  std::string kind = width == 1 ? "jvp" : llvm::formatv("jvp_x{0}", width).str();
+  FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
+      function, kind, wrt,
+      FunctionType::get(function.getContext(), inputs, outputs), custom,
+      symbols);
+  if (failed(created))
     return failure();
+  auto [jvp, fresh] = *created;
+  if (!fresh)
+    return jvp;
+  // A failed derivative leaves no half-built function behind.
+  auto discard = [&]() -> FailureOr<func::FuncOp> {
+    symbols.getSymbolTable(function->getParentOfType<ModuleOp>()).erase(jvp);
+    return failure();
+  };
+  if (custom) {
+    if (failed(buildCustomJvp(function, wrt, width, jvp, symbols)))
+      return discard();
+    return jvp;
   }
 
   Block &body = function.getBody().front();
-  Block *entry = jvp.addEntryBlock();
+  Block *entry = &jvp.getBody().front();
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
   TangentBuilder scope(b, activity, nullptr, symbols, width);
@@ -277,10 +253,8 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
     for (unsigned lane = 0; lane < width; ++lane)
       scope.setTangent(body.getArgument(position), lane,
                        tangents[k * width + lane]);
-  if (failed(scope.run(body))) {
-    symbols.getSymbolTable(module).erase(jvp);
-    return failure();
-  }
+  if (failed(scope.run(body)))
+    return discard();
   ValueRange results = body.getTerminator()->getOperands();
   SmallVector<Value> returned = scope.primals(results);
   for (Value result : results)

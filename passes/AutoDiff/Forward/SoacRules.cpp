@@ -112,34 +112,32 @@ LogicalResult forwardOf(MapOp map, TangentBuilder &t) {
   return success();
 }
 
-LogicalResult forwardOf(ReduceOp reduce, TangentBuilder &t) {
-  SmallVector<unsigned> active = t.activePositions(reduce.getResults());
-  FailureOr<Block *> op = liftOperator(t, reduce.getBody().front(),
-                                       reduce.getInits().getTypes(), active);
+namespace {
+/// reduce and scan: the operator on pairs, the inputs with their tangents,
+/// the inits (neutral) with zero tangents.
+template <typename Fold>
+LogicalResult forwardOfFold(Fold fold, TangentBuilder &t) {
+  SmallVector<unsigned> active = t.activePositions(fold.getResults());
+  FailureOr<Block *> op = liftOperator(t, fold.getBody().front(),
+                                       fold.getInits().getTypes(), active);
   if (failed(op))
     return failure();
-  auto lifted = ReduceOp::create(
-      t.builder(), withTangentTypes(reduce.getResultTypes(), active, t.width()),
-      t.withTangents(reduce.getInputs(), active),
-      withZeroTangents(t, reduce.getInits(), active));
+  auto lifted = Fold::create(
+      t.builder(), withTangentTypes(fold.getResultTypes(), active, t.width()),
+      t.withTangents(fold.getInputs(), active),
+      withZeroTangents(t, fold.getInits(), active));
   lifted.getBody().push_back(*op);
-  t.mapLiftedResults(reduce, lifted, active);
+  t.mapLiftedResults(fold, lifted, active);
   return success();
+}
+} // namespace
+
+LogicalResult forwardOf(ReduceOp reduce, TangentBuilder &t) {
+  return forwardOfFold(reduce, t);
 }
 
 LogicalResult forwardOf(ScanOp scan, TangentBuilder &t) {
-  SmallVector<unsigned> active = t.activePositions(scan.getResults());
-  FailureOr<Block *> op = liftOperator(t, scan.getBody().front(),
-                                       scan.getInits().getTypes(), active);
-  if (failed(op))
-    return failure();
-  auto lifted = ScanOp::create(
-      t.builder(), withTangentTypes(scan.getResultTypes(), active, t.width()),
-      t.withTangents(scan.getInputs(), active),
-      withZeroTangents(t, scan.getInits(), active));
-  lifted.getBody().push_back(*op);
-  t.mapLiftedResults(scan, lifted, active);
-  return success();
+  return forwardOfFold(scan, t);
 }
 
 /// dest[iᵢ] ⊙= vᵢ with the lifted operator, from the dests' tangents.
