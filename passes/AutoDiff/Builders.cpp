@@ -12,6 +12,12 @@ Value floatConstant(ImplicitLocOpBuilder &b, Type type, double value) {
   return arith::ConstantOp::create(b, type, b.getFloatAttr(type, value));
 }
 
+Value castToType(ImplicitLocOpBuilder &b, Value value, Type type) {
+  if (value.getType() == type || !isa<RankedTensorType>(type))
+    return value;
+  return tensor::CastOp::create(b, type, value);
+}
+
 Value buildZerosLike(ImplicitLocOpBuilder &b, Value value) {
   auto tensor = dyn_cast<RankedTensorType>(value.getType());
   Type element = tensor ? tensor.getElementType() : value.getType();

@@ -61,6 +61,12 @@ mlir::Value buildAdd(mlir::ImplicitLocOpBuilder &b, mlir::Value x,
 /// The sum of all elements of a tensor of floats (a scalar).
 mlir::Value buildSumAll(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor);
 
+/// `value` as a value of `type`: a tensor.cast when both are tensors of the
+/// same element type and rank but differ in which sizes are static (rules
+/// infer static sizes from any operand, derivatives keep their value's type).
+mlir::Value castToType(mlir::ImplicitLocOpBuilder &b, mlir::Value value,
+                       mlir::Type type);
+
 /// Zeros of `value`'s type (a float or integer scalar, or a tensor of its
 /// shape).
 mlir::Value buildZerosLike(mlir::ImplicitLocOpBuilder &b, mlir::Value value);

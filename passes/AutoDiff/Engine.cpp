@@ -115,6 +115,7 @@ Value AdjointBuilder::adjointOrZero(Value original) {
 void AdjointBuilder::accumulate(Value original, Value contribution) {
   if (!contribution || !isActive(original))
     return;
+  contribution = castToType(b, contribution, original.getType());
   Value &slot = isOuter(original) ? outer[original] : adjoints[original];
   slot = slot ? add(slot, contribution) : contribution;
 }

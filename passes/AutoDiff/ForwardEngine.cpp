@@ -49,7 +49,7 @@ Value TangentBuilder::tangentOrZero(Value original, unsigned lane) {
 
 void TangentBuilder::setTangent(Value original, unsigned lane, Value value) {
   if (value && isActive(original))
-    tangents[{original, lane}] = value;
+    tangents[{original, lane}] = castToType(b, value, original.getType());
 }
 
 SmallVector<Value> spreadTangents(ValueRange packed,

@@ -605,3 +605,46 @@ func.func @table(%x: tensor<?xf64>, %y: tensor<3xf64>, %s: f64) -> tensor<?x3xf6
 
 def test_tensor_generate():
     check_vjp(GENERATE, "table", [rng.standard_normal(4), rng.standard_normal(3), np.float64(0.7)])
+
+
+STATIC_FREE = """
+// R (static 3×3) times each (dynamic) row of M, summed: the rules see a
+// static row of R next to a dynamic row of M
+func.func @static_free(%M: tensor<?x?xf64>, %R: tensor<3x3xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %rows = soac.map ins(%M : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %Rr = soac.map ins(%R : tensor<3x3xf64>) -> tensor<3xf64> {
+    ^bb0(%r: tensor<3xf64>):
+      %p = soac.map ins(%r, %row : tensor<3xf64>, tensor<?xf64>) -> tensor<3xf64> {
+      ^bb0(%a: f64, %b: f64):
+        %m = arith.mulf %a, %b : f64
+        soac.yield %m : f64
+      }
+      %s = soac.reduce ins(%p : tensor<3xf64>) init(%zero : f64) -> f64 {
+      ^bb0(%u: f64, %v: f64):
+        %t = arith.addf %u, %v : f64
+        soac.yield %t : f64
+      }
+      soac.yield %s : f64
+    }
+    %s = soac.reduce ins(%Rr : tensor<3xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%u: f64, %v: f64):
+      %t = arith.addf %u, %v : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  %total = soac.reduce ins(%rows : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%u: f64, %v: f64):
+    %t = arith.addf %u, %v : f64
+    soac.yield %t : f64
+  }
+  return %total : f64
+}
+"""
+
+
+def test_static_and_dynamic_shapes_meet_in_a_body():
+    M, R = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
+    check_vjp(STATIC_FREE, "static_free", [M, R])

@@ -11,7 +11,7 @@ import soac
 from gradcheck import check_jvp, finite_difference_vjp
 from test_autodiff import (
     BIN_REDUCTIONS, EXAMPLES, GENERAL_REDUCE, GENERAL_SCAN, GENERATE, LIBRARY, LOOPS, PROGRAMS, SCALARS,
-    SCANS_AND_SCATTERS, SLICES, WHILE,
+    SCANS_AND_SCATTERS, SLICES, STATIC_FREE, WHILE,
 )
 
 rng = np.random.default_rng(17)
@@ -245,3 +245,7 @@ def test_jacfwd_in_chunks_pads_the_last_one():
     A, x = rng.standard_normal((3, 5)), rng.standard_normal(5)
     for width in (1, 2, 5, 8):  # 5 columns: chunks of 2 leave a padded last chunk
         np.testing.assert_allclose(soac.jacfwd(LIBRARY, "matvec", wrt=1, width=width)(A, x), A, rtol=1e-12)
+
+
+def test_static_and_dynamic_shapes_meet_in_a_body():
+    check_jvp(STATIC_FREE, "static_free", [rng.standard_normal((4, 3)), rng.standard_normal((3, 3))])
