@@ -55,6 +55,9 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addPass(soac::createSoacMarkEntryPoints());
 
+  // A row computed into a new tensor and then inserted into its result is
+  // computed in the result's slice instead (no allocation, no copy per row).
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   // Tensors -> buffers; function results become buffers the caller owns.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -65,6 +68,10 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A row computed in place is then "copied" onto itself (the same subview
+  // built twice): CSE makes the two one, canonicalization drops the copy.
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   // The clones deallocation inserts become allocations and copies.

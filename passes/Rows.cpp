@@ -27,8 +27,12 @@ Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i) {
   auto destType = cast<RankedTensorType>(dest.getType());
   SmallVector<OpFoldResult> offsets(destType.getRank(), b.getIndexAttr(0));
   offsets[0] = i;
-  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
-  llvm::append_range(sizes, tensor::getMixedSizes(b, b.getLoc(), row));
+  // The sizes of a row of dest (rows are regular): values known before the
+  // row is computed, so that the row can be computed in place in dest's
+  // slice (empty-tensor elimination needs them to dominate the row's
+  // tensor.empty).
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), dest);
+  sizes[0] = b.getIndexAttr(1);
   SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
   return tensor::InsertSliceOp::create(b, row, dest, offsets, sizes, strides);
 }

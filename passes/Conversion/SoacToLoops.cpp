@@ -62,13 +62,26 @@ SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
                              [&](Value v) { return mapping.lookupOrDefault(v); });
 }
 
-/// True when `op` runs inside the body of another parallel construct: it is then
-/// lowered to sequential loops, the enclosing op providing the parallelism.
+/// Marks the scf.for loops this conversion creates over the rows of a SOAC
+/// (folds, scans, scatters, sequential maps): what runs inside runs per row.
+constexpr llvm::StringLiteral kRowLoopAttr = "soac.row_loop";
+
+scf::ForOp markRowLoop(scf::ForOp loop) {
+  loop->setAttr(kRowLoopAttr, UnitAttr::get(loop.getContext()));
+  return loop;
+}
+
+/// True when `op` runs once per row of another SOAC (inside its body or
+/// operator, before or after that SOAC is lowered): it is then lowered to
+/// sequential loops, the enclosing op providing the parallelism. (A map
+/// inside a reduce operator, parallel on its own, would start a parallel
+/// region per row of the reduce.)
 bool isNestedInParallelOp(Operation *op) {
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp())
-    if (isa<MapOp, ReduceOp, ScanOp, ReduceByIndexOp, linalg::GenericOp,
-            scf::ForallOp, scf::ParallelOp>(parent))
+    if (isa<MapOp, ReduceOp, ScanOp, ReduceByIndexOp, ScatterOp,
+            linalg::GenericOp, scf::ForallOp, scf::ParallelOp>(parent) ||
+        parent->hasAttr(kRowLoopAttr))
       return true;
   return false;
 }
@@ -236,7 +249,7 @@ SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
     return emptyTensor(b, cast<RankedTensorType>(t), n);
   });
   if (!parallel) {
-    auto loop = scf::ForOp::create(
+    auto loop = markRowLoop(scf::ForOp::create(
         b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
         [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
           ImplicitLocOpBuilder ib(loc, nested);
@@ -245,7 +258,7 @@ SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
           for (auto [value, out] : llvm::zip(values, outs))
             updated.push_back(tensor::InsertOp::create(ib, value, out, i));
           scf::YieldOp::create(ib, updated);
-        });
+        }));
     return llvm::to_vector_of<Value>(loop.getResults());
   }
   SmallVector<AffineMap> maps(resultTypes.size(),
@@ -266,14 +279,14 @@ SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
 SmallVector<Value> foldRange(ImplicitLocOpBuilder &b, Region &op,
                              const RowReader &rows, Value lo, Value hi,
                              ValueRange accumulators) {
-  auto loop = scf::ForOp::create(
+  auto loop = markRowLoop(scf::ForOp::create(
       b, lo, hi, indexConstant(b, 1), accumulators,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange accs) {
         ImplicitLocOpBuilder ib(loc, nested);
         SmallVector<Value> args(accs);
         llvm::append_range(args, rows.rowsAt(ib, i));
         scf::YieldOp::create(ib, inlineBody(ib, op, args, /*reassociate=*/true));
-      });
+      }));
   return llvm::to_vector_of<Value>(loop.getResults());
 }
 
@@ -307,6 +320,61 @@ void replaceAndEraseFused(PatternRewriter &rewriter, Operation *op,
 //===----------------------------------------------------------------------===//
 // Patterns
 //===----------------------------------------------------------------------===//
+
+/// Writes each row into its output at row `i` from an scf.forall body:
+/// everything the inserts need is computed first, since the terminator
+/// (scf.forall.in_parallel) may hold nothing but the inserts.
+void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
+                               ValueRange outputs, Value i) {
+  SmallVector<Value> sources;
+  SmallVector<SmallVector<OpFoldResult>> sizes;
+  for (Value row : rows) {
+    SmallVector<OpFoldResult> rowSizes{b.getIndexAttr(1)};
+    if (isa<RankedTensorType>(row.getType())) {
+      llvm::append_range(rowSizes, tensor::getMixedSizes(b, b.getLoc(), row));
+    } else {
+      // A scalar row goes in as a one-element tensor.
+      row = tensor::FromElementsOp::create(
+          b, RankedTensorType::get({1}, row.getType()), ValueRange{row});
+    }
+    sources.push_back(row);
+    sizes.push_back(rowSizes);
+  }
+  auto inParallel = scf::InParallelOp::create(b);
+  b.setInsertionPointToStart(inParallel.getBody());
+  for (auto [source, rowSizes, out] : llvm::zip(sources, sizes, outputs)) {
+    int64_t rank = cast<RankedTensorType>(out.getType()).getRank();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    offsets[0] = i;
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(b, source, out, offsets, rowSizes,
+                                          strides);
+  }
+}
+
+/// Tensors `result[c] = body(c)` for c in [0, n) in parallel (an
+/// scf.forall), whose rows have the types and sizes of `likeRows`.
+SmallVector<Value> tabulateTensorRows(ImplicitLocOpBuilder &b, Value n,
+                                      ValueRange likeRows, IndexedBody body) {
+  SmallVector<Value> outputs = llvm::map_to_vector(likeRows, [&](Value row) {
+    auto rowType = cast<RankedTensorType>(row.getType());
+    SmallVector<int64_t> shape{ShapedType::kDynamic};
+    llvm::append_range(shape, rowType.getShape());
+    SmallVector<Value> inner;
+    for (int64_t d = 0; d < rowType.getRank(); ++d)
+      if (rowType.isDynamicDim(d))
+        inner.push_back(tensor::DimOp::create(b, row, d));
+    return emptyTensor(b, RankedTensorType::get(shape, rowType.getElementType()),
+                       n, inner);
+  });
+  auto forall = scf::ForallOp::create(
+      b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
+      });
+  return llvm::to_vector_of<Value>(forall.getResults());
+}
 
 struct MapToLoops : OpRewritePattern<MapOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -351,7 +419,7 @@ private:
       used += dynamicInner;
     }
     if (!parallel) {
-      auto loop = scf::ForOp::create(
+      auto loop = markRowLoop(scf::ForOp::create(
           b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
           [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
             ImplicitLocOpBuilder ib(loc, nested);
@@ -359,7 +427,7 @@ private:
             for (auto [row, out] : llvm::zip(body(ib, i), outs))
               updated.push_back(insertRow(ib, row, out, i));
             scf::YieldOp::create(ib, updated);
-          });
+          }));
       return llvm::to_vector_of<Value>(loop.getResults());
     }
     auto forall = scf::ForallOp::create(
@@ -370,37 +438,6 @@ private:
           parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
         });
     return llvm::to_vector_of<Value>(forall.getResults());
-  }
-
-  /// Writes each row into its output at row `i` from an scf.forall body:
-  /// everything the inserts need is computed first, since the terminator
-  /// (scf.forall.in_parallel) may hold nothing but the inserts.
-  static void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
-                                 ValueRange outputs, Value i) {
-    SmallVector<Value> sources;
-    SmallVector<SmallVector<OpFoldResult>> sizes;
-    for (Value row : rows) {
-      SmallVector<OpFoldResult> rowSizes{b.getIndexAttr(1)};
-      if (isa<RankedTensorType>(row.getType())) {
-        llvm::append_range(rowSizes, tensor::getMixedSizes(b, b.getLoc(), row));
-      } else {
-        // A scalar row goes in as a one-element tensor.
-        row = tensor::FromElementsOp::create(
-            b, RankedTensorType::get({1}, row.getType()), ValueRange{row});
-      }
-      sources.push_back(row);
-      sizes.push_back(rowSizes);
-    }
-    auto inParallel = scf::InParallelOp::create(b);
-    b.setInsertionPointToStart(inParallel.getBody());
-    for (auto [source, rowSizes, out] : llvm::zip(sources, sizes, outputs)) {
-      int64_t rank = cast<RankedTensorType>(out.getType()).getRank();
-      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-      offsets[0] = i;
-      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-      tensor::ParallelInsertSliceOp::create(b, source, out, offsets, rowSizes,
-                                            strides);
-    }
   }
 
   /// The dynamic inner sizes of the results, from the rows yielded for row 0
@@ -446,8 +483,7 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
     Value n = rows.size(b);
     Region &op = reduce.getBody();
     SmallVector<Value> results;
-    if (isNestedInParallelOp(reduce) ||
-        !allScalar(reduce.getInits().getTypes())) {
+    if (isNestedInParallelOp(reduce)) {
       results = foldRange(b, op, rows, indexConstant(b, 0), n,
                           reduce.getInits());
     } else {
@@ -455,12 +491,15 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
       // results folded in order (associativity makes this equal).
       Value chunks = indexConstant(b, numChunks);
       Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
-      SmallVector<Value> partials = tabulate(
-          b, chunks, vectorTypes(reduce.getInits().getTypes()),
-          /*parallel=*/true, [&](ImplicitLocOpBuilder &ib, Value c) {
-            auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
-            return foldRange(ib, op, rows, lo, hi, reduce.getInits());
-          });
+      auto foldChunk = [&](ImplicitLocOpBuilder &ib, Value c) {
+        auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
+        return foldRange(ib, op, rows, lo, hi, reduce.getInits());
+      };
+      SmallVector<Value> partials =
+          allScalar(reduce.getInits().getTypes())
+              ? tabulate(b, chunks, vectorTypes(reduce.getInits().getTypes()),
+                         /*parallel=*/true, foldChunk)
+              : tabulateTensorRows(b, chunks, reduce.getInits(), foldChunk);
       RowReader partialRows(partials, nullptr);
       results = foldRange(b, op, partialRows, indexConstant(b, 0), chunks,
                           reduce.getInits());
@@ -513,7 +552,7 @@ private:
     size_t k = accumulators.size();
     SmallVector<Value> carried(accumulators);
     llvm::append_range(carried, outputs);
-    auto loop = scf::ForOp::create(
+    auto loop = markRowLoop(scf::ForOp::create(
         b, lo, hi, indexConstant(b, 1), carried,
         [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
           ImplicitLocOpBuilder ib(loc, nested);
@@ -525,7 +564,7 @@ private:
           for (auto [value, out] : llvm::zip(next, state.drop_front(k)))
             yielded.push_back(insertRow(ib, value, out, at));
           scf::YieldOp::create(ib, yielded);
-        });
+        }));
     return llvm::to_vector_of<Value>(loop.getResults().drop_front(k));
   }
 
@@ -552,7 +591,7 @@ private:
     size_t k = elementTypes.size();
     SmallVector<Value> carried(scan.getInits());
     llvm::append_range(carried, offsetOutputs);
-    auto offsetLoop = scf::ForOp::create(
+    auto offsetLoop = markRowLoop(scf::ForOp::create(
         b, indexConstant(b, 0), chunks, indexConstant(b, 1), carried,
         [&](OpBuilder &nested, Location loc, Value c, ValueRange state) {
           ImplicitLocOpBuilder ib(loc, nested);
@@ -564,7 +603,7 @@ private:
                llvm::zip(state.take_front(k), state.drop_front(k)))
             yielded.push_back(tensor::InsertOp::create(ib, acc, out, c));
           scf::YieldOp::create(ib, yielded);
-        });
+        }));
     SmallVector<Value> offsets =
         llvm::to_vector_of<Value>(offsetLoop.getResults().drop_front(k));
 
@@ -628,7 +667,7 @@ SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
                                    IndexedUpdate update) {
   Value n = rows.size(b);
   Value bins = tensor::DimOp::create(b, dests.front(), 0);
-  auto loop = scf::ForOp::create(
+  auto loop = markRowLoop(scf::ForOp::create(
       b, indexConstant(b, 0), n, indexConstant(b, 1), dests,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
         ImplicitLocOpBuilder ib(loc, nested);
@@ -643,7 +682,7 @@ SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
         scf::YieldOp::create(ib, state);
         ib.setInsertionPointAfter(ifInRange);
         scf::YieldOp::create(ib, ifInRange.getResults());
-      });
+      }));
   return llvm::to_vector_of<Value>(loop.getResults());
 }
 
