@@ -67,6 +67,11 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Values whose layout bufferization cannot infer (the results of the
+  // scf.if choosing between a parallel and a sequential loop) get identity
+  // layouts too, so that returning them copies nothing.
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A row computed in place is then "copied" onto itself (the same subview
   // built twice): CSE makes the two one, canonicalization drops the copy.

@@ -239,6 +239,43 @@ Value emptyTensor(ImplicitLocOpBuilder &b, RankedTensorType type, Value outer,
 using IndexedBody =
     function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value)>;
 
+/// Elements a parallel loop must process to repay entering a parallel region
+/// (microseconds of waking and joining threads): below, a sequential loop
+/// runs instead. Sizes are dynamic, so the choice is made at run time.
+constexpr int64_t kMinParallelWork = 1 << 14;
+
+/// An scf.if running `build(parallel = true)` when `work` (elements) reaches
+/// kMinParallelWork, else `build(parallel = false)`.
+SmallVector<Value>
+chooseByWork(ImplicitLocOpBuilder &b, Value work, TypeRange types,
+             function_ref<SmallVector<Value>(bool parallel)> build) {
+  Value enough = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, work,
+                                       indexConstant(b, kMinParallelWork));
+  auto choice = scf::IfOp::create(b, types, enough, true, true);
+  for (auto [block, parallel] :
+       {std::pair{choice.thenBlock(), true}, {choice.elseBlock(), false}}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(block);
+    scf::YieldOp::create(b, build(parallel));
+  }
+  return llvm::to_vector_of<Value>(choice.getResults());
+}
+
+/// `n` times the number of elements of `tensor` from dimension `fromDim`
+/// on: the work of n rows shaped like `tensor` (fromDim 0) or like its rows
+/// (fromDim 1).
+Value timesElements(ImplicitLocOpBuilder &b, Value n, Value tensor,
+                    int64_t fromDim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value work = n;
+  for (int64_t d = fromDim; d < type.getRank(); ++d)
+    work = arith::MulIOp::create(
+        b, work,
+        type.isDynamicDim(d) ? Value(tensor::DimOp::create(b, tensor, d))
+                             : indexConstant(b, type.getDimSize(d)));
+  return work;
+}
+
 /// Tensors `result[i] = body(i)` for i in [0, n), with scalar rows. Parallel: a
 /// linalg.generic with only outputs whose body reads what it needs at
 /// linalg.index 0. Sequential: an scf.for inserting into the outputs.
@@ -376,6 +413,30 @@ SmallVector<Value> tabulateTensorRows(ImplicitLocOpBuilder &b, Value n,
   return llvm::to_vector_of<Value>(forall.getResults());
 }
 
+/// The first tensor with tensor rows among those `consumer` reads, looking
+/// through the maps fused into it (whose inputs it reads instead: their
+/// results' sizes would keep them alive); null when all rows are scalars.
+Value firstTensorWithTensorRows(ValueRange tensors, Operation *consumer) {
+  for (Value tensor : tensors) {
+    if (MapOp map = fusableProducer(tensor, consumer)) {
+      if (Value found = firstTensorWithTensorRows(map.getInputs(), map))
+        return found;
+      continue;
+    }
+    if (cast<RankedTensorType>(tensor.getType()).getRank() > 1)
+      return tensor;
+  }
+  return Value();
+}
+
+/// The work of a SOAC over `n` rows of `tensors`, as far as the rows it
+/// reads tell: n times the elements of a tensor row, or n.
+Value rowWork(ImplicitLocOpBuilder &b, ValueRange tensors, Operation *consumer,
+              Value n) {
+  Value rowsOf = firstTensorWithTensorRows(tensors, consumer);
+  return rowsOf ? timesElements(b, n, rowsOf, 1) : n;
+}
+
 struct MapToLoops : OpRewritePattern<MapOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -394,9 +455,15 @@ struct MapToLoops : OpRewritePattern<MapOp> {
         map.getBody().front().getTerminator()->getOperandTypes(),
         [](Type t) { return t; });
     SmallVector<Value> results =
-        allScalar(rowTypes)
-            ? tabulate(b, n, map.getResultTypes(), parallel, body)
-            : tabulateRows(b, map, n, parallel, body);
+        !allScalar(rowTypes)
+            ? tabulateRows(b, map, n, parallel, body)
+        : parallel
+            ? chooseByWork(b, rowWork(b, map.getInputs(), map, n), map.getResultTypes(),
+                           [&](bool enough) {
+                             return tabulate(b, n, map.getResultTypes(),
+                                             enough, body);
+                           })
+            : tabulate(b, n, map.getResultTypes(), false, body);
     replaceAndEraseFused(rewriter, map, results, rows);
     return success();
   }
@@ -418,26 +485,35 @@ private:
           b, type, n, ArrayRef<Value>(innerSizes).slice(used, dynamicInner)));
       used += dynamicInner;
     }
-    if (!parallel) {
-      auto loop = markRowLoop(scf::ForOp::create(
-          b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
-          [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+    auto build = [&](bool inParallel) -> SmallVector<Value> {
+      if (!inParallel) {
+        auto loop = markRowLoop(scf::ForOp::create(
+            b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
+            [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+              ImplicitLocOpBuilder ib(loc, nested);
+              SmallVector<Value> updated;
+              for (auto [row, out] : llvm::zip(body(ib, i), outs))
+                updated.push_back(insertRow(ib, row, out, i));
+              scf::YieldOp::create(ib, updated);
+            }));
+        return llvm::to_vector_of<Value>(loop.getResults());
+      }
+      auto forall = scf::ForallOp::create(
+          b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
+          [&](OpBuilder &nested, Location loc, ValueRange args) {
+            // args: the induction variable, then the shared outputs
             ImplicitLocOpBuilder ib(loc, nested);
-            SmallVector<Value> updated;
-            for (auto [row, out] : llvm::zip(body(ib, i), outs))
-              updated.push_back(insertRow(ib, row, out, i));
-            scf::YieldOp::create(ib, updated);
-          }));
-      return llvm::to_vector_of<Value>(loop.getResults());
-    }
-    auto forall = scf::ForallOp::create(
-        b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
-        [&](OpBuilder &nested, Location loc, ValueRange args) {
-          // args: the induction variable, then the shared outputs
-          ImplicitLocOpBuilder ib(loc, nested);
-          parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
-        });
-    return llvm::to_vector_of<Value>(forall.getResults());
+            parallelInsertRows(ib, body(ib, args[0]), args.drop_front(),
+                               args[0]);
+          });
+      return llvm::to_vector_of<Value>(forall.getResults());
+    };
+    if (!parallel)
+      return build(false);
+    // Rows written or rows read, whichever is larger.
+    Value work = arith::MaxUIOp::create(
+        b, timesElements(b, n, outputs.front(), 1), rowWork(b, map.getInputs(), map, n));
+    return chooseByWork(b, work, map.getResultTypes(), build);
   }
 
   /// The dynamic inner sizes of the results, from the rows yielded for row 0
@@ -482,11 +558,10 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
     RowReader rows(reduce.getInputs(), reduce);
     Value n = rows.size(b);
     Region &op = reduce.getBody();
-    SmallVector<Value> results;
-    if (isNestedInParallelOp(reduce)) {
-      results = foldRange(b, op, rows, indexConstant(b, 0), n,
-                          reduce.getInits());
-    } else {
+    auto sequential = [&] {
+      return foldRange(b, op, rows, indexConstant(b, 0), n, reduce.getInits());
+    };
+    auto chunked = [&] {
       // Chunks folded in parallel from the neutral elements, then the chunk
       // results folded in order (associativity makes this equal).
       Value chunks = indexConstant(b, numChunks);
@@ -501,9 +576,21 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
                          /*parallel=*/true, foldChunk)
               : tabulateTensorRows(b, chunks, reduce.getInits(), foldChunk);
       RowReader partialRows(partials, nullptr);
-      results = foldRange(b, op, partialRows, indexConstant(b, 0), chunks,
-                          reduce.getInits());
-    }
+      return foldRange(b, op, partialRows, indexConstant(b, 0), chunks,
+                       reduce.getInits());
+    };
+    // Rows shaped like the (first) neutral element, or read from tensor rows.
+    Value first = reduce.getInits().front();
+    Value work = isa<RankedTensorType>(first.getType())
+                     ? timesElements(b, n, first, 0)
+                     : rowWork(b, reduce.getInputs(), reduce, n);
+    SmallVector<Value> results =
+        isNestedInParallelOp(reduce)
+            ? sequential()
+            : chooseByWork(b, work, reduce.getResultTypes(),
+                           [&](bool enough) {
+                             return enough ? chunked() : sequential();
+                           });
     replaceAndEraseFused(rewriter, reduce, results, rows);
     return success();
   }
@@ -532,12 +619,18 @@ struct ScanToLoops : OpRewritePattern<ScanOp> {
       outputs.push_back(
           emptyTensor(b, cast<RankedTensorType>(type), n, inner));
     }
-    SmallVector<Value> results;
-    if (isNestedInParallelOp(scan) || !allScalar(scan.getInits().getTypes()))
-      results = scanRange(b, scan, rows, indexConstant(b, 0), n,
-                          indexConstant(b, 0), scan.getInits(), outputs);
-    else
-      results = parallelScan(b, scan, rows, n, outputs);
+    auto sequential = [&] {
+      return scanRange(b, scan, rows, indexConstant(b, 0), n,
+                       indexConstant(b, 0), scan.getInits(), outputs);
+    };
+    SmallVector<Value> results =
+        isNestedInParallelOp(scan) || !allScalar(scan.getInits().getTypes())
+            ? sequential()
+            : chooseByWork(b, rowWork(b, scan.getInputs(), scan, n),
+                           scan.getResultTypes(), [&](bool enough) {
+                return enough ? parallelScan(b, scan, rows, n, outputs)
+                              : sequential();
+              });
     replaceAndEraseFused(rewriter, scan, results, rows);
     return success();
   }

@@ -51,7 +51,8 @@ def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=
     for got in (compiled, interpreted):
         got = got if isinstance(got, tuple) else (got,)
         for value, reference in zip(got[:n], outputs):
-            np.testing.assert_allclose(value, reference, rtol=1e-12)
+            # float32 sums may associate differently in the two compiled programs
+            np.testing.assert_allclose(value, reference, rtol=1e-5 if single else 1e-12)
         for gradient, reference in zip(got[n:], expected):
             np.testing.assert_allclose(gradient, reference, rtol=rtol, atol=atol)
     return derivative
@@ -95,7 +96,8 @@ def check_jvp(source: str, function: str, args, wrt=None, tangents=None, rtol=1e
     for got in (compiled, interpreted):
         got = got if isinstance(got, tuple) else (got,)
         for value, reference in zip(got[:n], outputs):
-            np.testing.assert_allclose(value, reference, rtol=1e-12)
+            # float32 sums may associate differently in the two compiled programs
+            np.testing.assert_allclose(value, reference, rtol=1e-5 if single else 1e-12)
         for tangent, reference in zip(got[n:], expected):
             np.testing.assert_allclose(tangent, reference, rtol=rtol, atol=atol)
     return derivative

@@ -1,14 +1,25 @@
 // RUN: soac-opt %s --convert-soac-to-loops=num-chunks=4 --canonicalize --cse --split-input-file | FileCheck %s
 
-// A map with scalar rows: a parallel linalg.generic reading its rows at linalg.index.
+// A map with scalar rows: a parallel linalg.generic reading its rows at
+// linalg.index when there are enough of them to repay a parallel region, else
+// a sequential loop (chosen at run time: sizes are dynamic).
 // CHECK-LABEL: func.func @map_scalar
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
+// CHECK-DAG: %[[MIN:.*]] = arith.constant 16384 : index
+// CHECK-DAG: %[[N:.*]] = tensor.dim %arg0
+// CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
+// CHECK: scf.if %[[ENOUGH]] -> (tensor<?xf32>) {
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} outs(%[[EMPTY]] : tensor<?xf32>)
 // CHECK: %[[I:.*]] = linalg.index 0 : index
 // CHECK: %[[X:.*]] = tensor.extract %arg0[%[[I]]]
 // CHECK: %[[M:.*]] = arith.mulf %[[X]], %arg1
 // CHECK: linalg.yield %[[M]] : f32
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: tensor.insert
+// CHECK: } {soac.row_loop}
 func.func @map_scalar(%x: tensor<?xf32>, %s: f32) -> tensor<?xf32> {
   %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%a: f32):
