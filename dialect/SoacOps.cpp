@@ -405,6 +405,19 @@ LogicalResult verifySlots(Operation *op, FlatSymbolRefAttr callee,
 LogicalResult VjpOp::verify() { return verifyWrtOrder(*this, getWrt()); }
 LogicalResult JvpOp::verify() { return verifyWrtOrder(*this, getWrt()); }
 
+namespace {
+/// Lane `l` of a derivative in vector mode (`width` > 1), for messages.
+std::string laneSuffix(int64_t width, int64_t l) {
+  return width == 1 ? std::string() : " (lane " + std::to_string(l) + ")";
+}
+
+/// "one tangent" or "k tangents", for messages.
+std::string perWidth(int64_t width, StringRef what) {
+  return width == 1 ? ("one " + what).str()
+                    : std::to_string(width) + " " + what.str() + "s";
+}
+} // namespace
+
 LogicalResult VjpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto resolved =
       resolveDerivative(*this, getCalleeAttr(), getWrt(), symbolTable);
@@ -413,23 +426,30 @@ LogicalResult VjpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto [fn, positions] = *resolved;
   ArrayRef<Type> args = fn.getArgumentTypes();
   ArrayRef<Type> results = fn.getResultTypes();
+  int64_t width = getWidth().value_or(1);
   SmallVector<Slot> operands, outputs;
   for (auto [i, type] : llvm::enumerate(args))
     operands.push_back({type, ordinal("argument", i)});
-  for (auto [i, type] : llvm::enumerate(results)) {
-    operands.push_back({type, "cotangent of " + ordinal("result", i)});
+  for (auto [i, type] : llvm::enumerate(results))
+    for (int64_t l = 0; l < width; ++l)
+      operands.push_back({type, "cotangent of " + ordinal("result", i) +
+                                    laneSuffix(width, l)});
+  for (auto [i, type] : llvm::enumerate(results))
     outputs.push_back({type, ordinal("result", i)});
-  }
   for (int64_t position : positions)
-    outputs.push_back({args[position], "gradient of " + ordinal("argument", position)});
+    for (int64_t l = 0; l < width; ++l)
+      outputs.push_back({args[position], "gradient of " +
+                                             ordinal("argument", position) +
+                                             laneSuffix(width, l)});
   if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
                          operands,
-                         "its arguments, then one cotangent per result")))
+                         "its arguments, then " +
+                             perWidth(width, "cotangent") + " per result")))
     return failure();
   return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
                      outputs,
-                     "its results, then one gradient per differentiated "
-                     "argument");
+                     "its results, then " + perWidth(width, "gradient") +
+                         " per differentiated argument");
 }
 
 LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -440,31 +460,28 @@ LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto [fn, positions] = *resolved;
   ArrayRef<Type> args = fn.getArgumentTypes();
   ArrayRef<Type> results = fn.getResultTypes();
+  int64_t width = getWidth().value_or(1);
   SmallVector<Slot> operands, outputs;
   for (auto [i, type] : llvm::enumerate(args))
     operands.push_back({type, ordinal("argument", i)});
-  int64_t width = getWidth().value_or(1);
-  // Lane l of a tangent, named only in vector mode.
-  auto lane = [&](int64_t l) {
-    return width == 1 ? std::string() : " (lane " + std::to_string(l) + ")";
-  };
   for (int64_t position : positions)
     for (int64_t l = 0; l < width; ++l)
       operands.push_back({args[position], "tangent of " +
                                               ordinal("argument", position) +
-                                              lane(l)});
+                                              laneSuffix(width, l)});
   for (auto [i, type] : llvm::enumerate(results))
     outputs.push_back({type, ordinal("result", i)});
   for (auto [i, type] : llvm::enumerate(results))
     for (int64_t l = 0; l < width; ++l)
-      outputs.push_back({type, "tangent of " + ordinal("result", i) + lane(l)});
-  std::string each =
-      width == 1 ? "one tangent" : std::to_string(width) + " tangents";
+      outputs.push_back({type, "tangent of " + ordinal("result", i) +
+                                   laneSuffix(width, l)});
   if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
                          operands,
-                         "its arguments, then " + each +
+                         "its arguments, then " + perWidth(width, "tangent") +
                              " per differentiated argument")))
     return failure();
   return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
-                     outputs, "its results, then " + each + " per result");
+                     outputs,
+                     "its results, then " + perWidth(width, "tangent") +
+                         " per result");
 }

@@ -208,16 +208,14 @@ def Soac_IotaOp : Soac_Op<"iota", [Pure]> {
 // Both ops name a function and are expanded by the autodiff pass. The function
 // is assumed free of side effects (soac programs have value semantics), hence
 // Pure: an unused derivative is dead code.
-class Soac_DerivativeOp<string mnemonic, dag extraArguments = (ins)>
-    : Soac_Op<mnemonic,
-              [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let arguments = !con((ins FlatSymbolRefAttr:$callee,
-                            Variadic<AnyType>:$operands,
-                            OptionalAttr<DenseI64ArrayAttr>:$wrt),
-                       extraArguments);
+class Soac_DerivativeOp<string mnemonic> : Soac_Op<mnemonic,
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$operands,
+                       OptionalAttr<DenseI64ArrayAttr>:$wrt,
+                       ConfinedAttr<OptionalAttr<I64Attr>, [IntPositive]>:$width);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
-    $callee `(` $operands `)` (`wrt` $wrt^)? attr-dict
+    $callee `(` $operands `)` (`wrt` $wrt^)? (`width` $width^)? attr-dict
     `:` functional-type($operands, $results)
   }];
   let hasVerifier = 1;
@@ -233,6 +231,11 @@ def Soac_VjpOp : Soac_DerivativeOp<"vjp"> {
     argument is differentiated. Differentiated arguments must have a float
     type or be tensors of floats. Nestable with `soac.jvp`.
 
+    Vector mode: with `width k`, k vector-Jacobian products share the
+    function's forward sweep. Each result takes k cotangents (consecutive
+    operands) and each differentiated argument gets k gradients (consecutive
+    results).
+
     ```mlir
     %r:3 = soac.vjp @dot(%x, %y, %seed) wrt [0, 1]
         : (tensor<?xf32>, tensor<?xf32>, f32) -> (f32, tensor<?xf32>, tensor<?xf32>)
@@ -240,8 +243,7 @@ def Soac_VjpOp : Soac_DerivativeOp<"vjp"> {
   }];
 }
 
-def Soac_JvpOp : Soac_DerivativeOp<"jvp",
-    (ins ConfinedAttr<OptionalAttr<I64Attr>, [IntPositive]>:$width)> {
+def Soac_JvpOp : Soac_DerivativeOp<"jvp"> {
   let summary = "Forward-mode derivative (Jacobian-vector product) of a function";
   let description = [{
     `soac.jvp @f(args..., tangents...)` with one tangent per differentiated
@@ -259,10 +261,6 @@ def Soac_JvpOp : Soac_DerivativeOp<"jvp",
     %s:3 = soac.jvp @dot(%x, %y, %t0, %t1) wrt [0] width 2
         : (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) -> (f32, f32, f32)
     ```
-  }];
-  let assemblyFormat = [{
-    $callee `(` $operands `)` (`wrt` $wrt^)? (`width` $width^)? attr-dict
-    `:` functional-type($operands, $results)
   }];
 }
 

@@ -102,13 +102,14 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
         wrtAttr ? llvm::to_vector(wrtAttr.asArrayRef())
                 : llvm::to_vector(
                       llvm::seq<int64_t>(0, callee.getNumArguments()));
+    auto widthAttr = op->getAttrOfType<IntegerAttr>("width");
+    unsigned width = widthAttr ? widthAttr.getInt() : 1;
     FailureOr<func::FuncOp> derivative =
         isa<soac::VjpOp>(op)
             ? soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols,
-                                                     mixedMode)
-            : soac::autodiff::getOrCreateJvpFunction(
-                  callee, wrt, cast<soac::JvpOp>(op).getWidth().value_or(1),
-                  symbols);
+                                                     mixedMode, width)
+            : soac::autodiff::getOrCreateJvpFunction(callee, wrt, width,
+                                                     symbols);
     if (failed(derivative))
       return failure();
     OpBuilder builder(op);

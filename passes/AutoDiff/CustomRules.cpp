@@ -46,7 +46,8 @@ FailureOr<func::FuncOp> customFunction(func::FuncOp function,
 } // namespace
 
 LogicalResult buildCustomVjp(func::FuncOp function, ArrayRef<int64_t> wrt,
-                             func::FuncOp vjp, SymbolTableCollection &symbols) {
+                             unsigned width, func::FuncOp vjp,
+                             SymbolTableCollection &symbols) {
   FunctionType type = function.getFunctionType();
   SmallVector<int64_t> floats = floatArguments(type);
   SmallVector<Type> inputs(type.getInputs());
@@ -64,12 +65,22 @@ LogicalResult buildCustomVjp(func::FuncOp function, ArrayRef<int64_t> wrt,
     return failure();
   Block *entry = &vjp.getBody().front();
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
-  auto call = func::CallOp::create(b, *custom, entry->getArguments());
-  size_t numResults = type.getNumResults();
-  SmallVector<Value> returned(call.getResults().take_front(numResults));
+  size_t numArgs = type.getNumInputs(), numResults = type.getNumResults();
+  ValueRange args = entry->getArguments().take_front(numArgs);
+  ValueRange cotangents = entry->getArguments().drop_front(numArgs);
+  // One call per lane: the custom vjp knows one cotangent per result.
+  SmallVector<func::CallOp> calls;
+  for (unsigned lane = 0; lane < width; ++lane) {
+    SmallVector<Value> operands(args);
+    for (size_t j = 0; j < numResults; ++j)
+      operands.push_back(cotangents[j * width + lane]);
+    calls.push_back(func::CallOp::create(b, *custom, operands));
+  }
+  SmallVector<Value> returned(calls.front().getResults().take_front(numResults));
   for (int64_t position : wrt) {
     size_t k = llvm::find(floats, position) - floats.begin();
-    returned.push_back(call.getResult(numResults + k));
+    for (func::CallOp call : calls)
+      returned.push_back(call.getResult(numResults + k));
   }
   func::ReturnOp::create(b, returned);
   return success();

@@ -23,11 +23,12 @@ namespace soac::autodiff {
 inline constexpr llvm::StringLiteral kCustomVjpAttr = "soac.custom_vjp";
 inline constexpr llvm::StringLiteral kCustomJvpAttr = "soac.custom_jvp";
 
-/// Fills the entry block of `vjp`, the vjp function of `function` with respect to `wrt`, with a
-/// call to the custom vjp `function` names. Errors at `function` when the
-/// custom function is missing or has the wrong signature.
+/// Fills the entry block of `vjp`, the vjp function of `function` with
+/// respect to `wrt` with `width` lanes, with calls to the custom vjp
+/// `function` names (one per lane). Errors at `function` when the custom
+/// function is missing or has the wrong signature.
 mlir::LogicalResult buildCustomVjp(mlir::func::FuncOp function,
-                                   llvm::ArrayRef<int64_t> wrt,
+                                   llvm::ArrayRef<int64_t> wrt, unsigned width,
                                    mlir::func::FuncOp vjp,
                                    mlir::SymbolTableCollection &symbols);
 

@@ -103,7 +103,7 @@ void AdjointBuilder::mapPrimal(Value original, Value value) {
 
 Value AdjointBuilder::adjoint(Value original) const {
   return isOuter(original) ? outer.lookup(original)
-                           : adjoints.lookup(original);
+                           : adjoints.lookup({original, lane});
 }
 
 Value AdjointBuilder::adjointOrZero(Value original) {
@@ -116,7 +116,8 @@ void AdjointBuilder::accumulate(Value original, Value contribution) {
   if (!contribution || !isActive(original))
     return;
   contribution = castToType(b, contribution, original.getType());
-  Value &slot = isOuter(original) ? outer[original] : adjoints[original];
+  Value &slot =
+      isOuter(original) ? outer[original] : adjoints[{original, lane}];
   slot = slot ? add(slot, contribution) : contribution;
 }
 
@@ -143,7 +144,7 @@ void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
 }
 
 void AdjointBuilder::replaceAdjoint(Value original, Value updated) {
-  (isOuter(original) ? outer[original] : adjoints[original]) = updated;
+  (isOuter(original) ? outer[original] : adjoints[{original, lane}]) = updated;
 }
 
 void AdjointBuilder::reexecute(Block &source) {
@@ -160,22 +161,26 @@ void AdjointBuilder::reexecute(Block &source) {
 
 LogicalResult AdjointBuilder::sweep(Block &source) {
   for (Operation &op : llvm::reverse(source.without_terminator())) {
-    bool seeded = llvm::any_of(op.getResults(),
-                               [&](Value r) { return adjoint(r) != nullptr; });
-    if (!seeded)
-      continue;
-    auto rule = dyn_cast<ReverseModeOpInterface>(op);
-    if (!rule)
-      return op.emitOpError()
-             << "has no reverse-mode derivative rule (soac-autodiff)";
-    OpBuilder::InsertionGuard guard(b);
-    Location previous = b.getLoc();
-    b.setLoc(op.getLoc());
-    LogicalResult result = rule.reverse(*this);
-    b.setLoc(previous);
-    if (failed(result))
-      return failure();
+    for (unsigned l = 0; l < width; ++l) {
+      setLane(l);
+      bool seeded = llvm::any_of(
+          op.getResults(), [&](Value r) { return adjoint(r) != nullptr; });
+      if (!seeded)
+        continue;
+      auto rule = dyn_cast<ReverseModeOpInterface>(op);
+      if (!rule)
+        return op.emitOpError()
+               << "has no reverse-mode derivative rule (soac-autodiff)";
+      OpBuilder::InsertionGuard guard(b);
+      Location previous = b.getLoc();
+      b.setLoc(op.getLoc());
+      LogicalResult result = rule.reverse(*this);
+      b.setLoc(previous);
+      if (failed(result))
+        return failure();
+    }
   }
+  setLane(0);
   return success();
 }
 
@@ -250,16 +255,19 @@ getOrCreateDerivativeFunction(func::FuncOp function, StringRef kind,
 FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                SymbolTableCollection &symbols,
-                                               bool mixedMode) {
+                                               bool mixedMode, unsigned width) {
   FunctionType type = function.getFunctionType();
   SmallVector<Type> inputs(type.getInputs());
-  llvm::append_range(inputs, type.getResults());
+  for (Type result : type.getResults())
+    inputs.append(width, result);
   SmallVector<Type> outputs(type.getResults());
   for (int64_t position : wrt)
-    outputs.push_back(type.getInput(position));
+    outputs.append(width, type.getInput(position));
   bool custom = function->hasAttr(kCustomVjpAttr);
+  std::string kind =
+      width == 1 ? "vjp" : llvm::formatv("vjp_x{0}", width).str();
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
-      function, "vjp", wrt,
+      function, kind, wrt,
       FunctionType::get(function.getContext(), inputs, outputs), custom,
       symbols);
   if (failed(created))
@@ -273,7 +281,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
     return failure();
   };
   if (custom) {
-    if (failed(buildCustomVjp(function, wrt, vjp, symbols)))
+    if (failed(buildCustomVjp(function, wrt, width, vjp, symbols)))
       return discard();
     return vjp;
   }
@@ -284,21 +292,28 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   Activity activity(function, wrt);
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
   scope.setMixedMode(mixedMode);
+  scope.setWidth(width);
   size_t numArgs = type.getNumInputs();
   for (auto [original, arg] :
        llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
     scope.mapPrimal(original, arg);
   scope.reexecute(body);
   auto terminator = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [result, cotangent] : llvm::zip(
-           terminator.getOperands(), entry->getArguments().drop_front(numArgs)))
-    scope.accumulate(result, cotangent);
+  ValueRange cotangents = entry->getArguments().drop_front(numArgs);
+  for (auto [j, result] : llvm::enumerate(terminator.getOperands()))
+    for (unsigned l = 0; l < width; ++l) {
+      scope.setLane(l);
+      scope.accumulate(result, cotangents[j * width + l]);
+    }
   if (failed(scope.sweep(body)))
     return discard();
   SmallVector<Value> returned = llvm::map_to_vector(
       terminator.getOperands(), [&](Value r) { return scope.primal(r); });
   for (int64_t position : wrt)
-    returned.push_back(scope.adjointOrZero(function.getArgument(position)));
+    for (unsigned l = 0; l < width; ++l) {
+      scope.setLane(l);
+      returned.push_back(scope.adjointOrZero(function.getArgument(position)));
+    }
   func::ReturnOp::create(b, returned);
   return vjp;
 }

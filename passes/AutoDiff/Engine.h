@@ -71,6 +71,13 @@ public:
   mlir::ImplicitLocOpBuilder &builder() { return b; }
   mlir::SymbolTableCollection &symbolTables() { return symbols; }
   const Activity &activity() const { return activityInfo; }
+  /// Vector mode: the scope of a function body can sweep `width` lanes of
+  /// cotangents; its forward code is re-executed once, and the return sweep
+  /// runs each op's rule once per lane (nested scopes, built by the rules,
+  /// have one lane: the rule's current one). Adjoints are per lane.
+  void setWidth(unsigned lanes) { width = lanes; }
+  void setLane(unsigned l) { lane = l; }
+
   /// Whether maps with scalar bodies are differentiated in mixed mode
   /// (soac-autodiff's mixed-mode option); nested scopes inherit it.
   bool mixedMode() const { return parent ? parent->mixedMode() : mixed; }
@@ -145,8 +152,10 @@ private:
   mlir::SymbolTableCollection &symbols;
   bool sparseFreeReads;
   bool mixed = false;
+  unsigned width = 1;
+  unsigned lane = 0;
   mlir::IRMapping primals;
-  llvm::DenseMap<mlir::Value, mlir::Value> adjoints;
+  llvm::DenseMap<std::pair<mlir::Value, unsigned>, mlir::Value> adjoints;
   llvm::MapVector<mlir::Value, mlir::Value> outer;
   llvm::SmallVector<SparseAdjoint> sparse;
 };
@@ -169,11 +178,12 @@ getOrCreateDerivativeFunction(mlir::func::FuncOp function, llvm::StringRef kind,
 /// The function `(args..., cotangents...) -> (results..., gradients...)` of
 /// the vector-Jacobian product of `function` with respect to the arguments
 /// `wrt`, created next to it on first request (`mixedMode`: see
-/// AdjointBuilder::mixedMode).
+/// AdjointBuilder::mixedMode). With `width` lanes each cotangent and each
+/// gradient is `width` values (the lanes of a result or argument together).
 mlir::FailureOr<mlir::func::FuncOp>
 getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
                        mlir::SymbolTableCollection &symbols,
-                       bool mixedMode = false);
+                       bool mixedMode = false, unsigned width = 1);
 
 /// Attaches the reverse-mode and forward-mode rules to the ops of arith,
 /// math, scf, tensor, func and soac.

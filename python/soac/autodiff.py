@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from mlir import ir, passmanager
 from mlir.dialects import arith, func
 
@@ -65,17 +67,24 @@ def vjp(
     wrt: Sequence[int] | None = None,
     checkpoint_levels: int = 1,
     mixed_mode: bool = False,
+    width: int = 1,
     options: CpuOptions = CpuOptions(),
 ) -> Derivative:
     """The vector-Jacobian product of ``@function``: a callable taking its
     arguments, then one cotangent per result, returning its results, then one
     gradient per argument in ``wrt`` (all arguments by default).
 
+    Vector mode: with ``width=k`` each cotangent is a stack of k cotangents
+    (shape ``(k, *result.shape)``) and each gradient comes back stacked the
+    same way; the k products share the function's forward sweep.
+
     ``checkpoint_levels=k`` strip-mines loops into k levels: about k·N^(1/k)
     saved loop states instead of N, for more re-execution. ``mixed_mode``
     differentiates maps with scalar bodies by forward-mode partials inside the
     adjoint map (soac-autodiff's mixed-mode option)."""
-    return _derive(module, function, wrt, options, checkpoint_levels, mixed_mode, scalar_seed=False)
+    if width < 1:
+        raise Error(f"width must be at least 1, got {width}")
+    return _derive(module, function, wrt, options, checkpoint_levels, mixed_mode, scalar_seed=False, width=width)
 
 
 def grad(
@@ -94,15 +103,22 @@ def grad(
     return _derive(module, function, wrt, options, checkpoint_levels, mixed_mode, scalar_seed=True)
 
 
-def _derive(module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, mixed_mode: bool, *, scalar_seed: bool) -> Derivative:
-    def add_wrapper(copy: ir.Module, callee, name: str) -> None:
-        if scalar_seed:
-            results = list(ir.FunctionType(callee.function_type.value).results)
-            if len(results) != 1 or not isinstance(results[0], ir.FloatType):
-                raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
-        _add_wrapper(copy, callee, name, wrt, scalar_seed)
+def _derive(
+    module, function: str, wrt, options: CpuOptions, checkpoint_levels: int, mixed_mode: bool, *, scalar_seed: bool,
+    width: int = 1,
+) -> Derivative:
+    results: list[ir.Type] = []
 
-    return derive(module, function, "grad" if scalar_seed else "vjp", add_wrapper, options, checkpoint_levels, mixed_mode)
+    def add_wrapper(copy: ir.Module, callee, name: str) -> None:
+        results.extend(ir.FunctionType(callee.function_type.value).results)
+        if scalar_seed and (len(results) != 1 or not isinstance(results[0], ir.FloatType)):
+            raise Error(f"grad needs @{function} to return one float scalar; it returns ({', '.join(map(str, results))})")
+        _add_wrapper(copy, callee, name, wrt, scalar_seed, width)
+
+    derivative = derive(module, function, "grad" if scalar_seed else "vjp", add_wrapper, options, checkpoint_levels, mixed_mode)
+    if width == 1:
+        return derivative
+    return StackedLanes(derivative.module, derivative.function, derivative.compiled, width, len(results))
 
 
 def derive(
@@ -143,21 +159,25 @@ def _fresh_name(module: ir.Module, base: str) -> str:
     return name
 
 
-def _add_wrapper(module: ir.Module, callee, name: str, wrt, scalar_seed: bool) -> None:
-    """Appends ``@name`` calling ``soac.vjp @callee`` (with the seed 1.0 for grad)."""
+def _add_wrapper(module: ir.Module, callee, name: str, wrt, scalar_seed: bool, width: int = 1) -> None:
+    """Appends ``@name`` calling ``soac.vjp @callee`` (with the seed 1.0 for
+    grad; with ``width`` lanes of cotangents and gradients)."""
     signature = ir.FunctionType(callee.function_type.value)
-    inputs = list(signature.inputs) if scalar_seed else list(signature.inputs) + list(signature.results)
+    cotangent_types = [t for t in signature.results for _ in range(width)]
+    inputs = list(signature.inputs) if scalar_seed else list(signature.inputs) + cotangent_types
     positions = list(range(len(signature.inputs))) if wrt is None else list(wrt)
-    gradient_types = [signature.inputs[i] for i in positions]
+    gradient_types = [signature.inputs[i] for i in positions for _ in range(width)]
     outputs = gradient_types if scalar_seed else list(signature.results) + gradient_types
     with ir.InsertionPoint(module.body):
         wrapper = func.FuncOp(name, (inputs, outputs))
         block = wrapper.add_entry_block()
     with ir.InsertionPoint(block):
-        func.ReturnOp(emit_vjp(callee, list(block.arguments), wrt, scalar_seed))
+        func.ReturnOp(emit_vjp(callee, list(block.arguments), wrt, scalar_seed, width))
 
 
-def emit_vjp(callee, args: Sequence[ir.Value], wrt: Sequence[int] | None, scalar_seed: bool) -> list[ir.Value]:
+def emit_vjp(
+    callee, args: Sequence[ir.Value], wrt: Sequence[int] | None, scalar_seed: bool, width: int = 1
+) -> list[ir.Value]:
     """``soac.vjp @callee`` at the insertion point: with ``scalar_seed`` (grad),
     ``args`` are the callee's arguments, the cotangent is 1.0 and only the
     gradients are returned; otherwise ``args`` end with the cotangents and the
@@ -166,6 +186,34 @@ def emit_vjp(callee, args: Sequence[ir.Value], wrt: Sequence[int] | None, scalar
     args = list(args)
     if scalar_seed:
         args.append(arith.constant(signature.results[0], 1.0))
-    values = builders.vjp(callee, args, wrt=wrt)
+    values = builders.vjp(callee, args, wrt=wrt, width=width)
     values = values if isinstance(values, list) else [values]
     return values[len(signature.results) :] if scalar_seed else values
+
+
+@dataclass
+class StackedLanes(Derivative):
+    """A vector-mode derivative called with stacked lanes: the compiled
+    function takes the k lanes of each tangent or cotangent as separate
+    arguments, after the primal arguments, and returns the results, then k
+    lanes per derivative; this wrapper stacks and unstacks them."""
+
+    width: int
+    num_results: int
+
+    def __call__(self, *args: Any) -> Any:
+        signature = self.compiled.signature
+        num_stacks = (len(signature.args) - len(args)) // (self.width - 1)
+        primal, stacks = args[: len(args) - num_stacks], args[len(args) - num_stacks :]
+        lanes = [_lane(stack, lane) for stack in stacks for lane in range(self.width)]
+        outputs = self.compiled(*primal, *lanes)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        derivatives = outputs[self.num_results :]
+        stacked = [np.stack(derivatives[k : k + self.width]) for k in range(0, len(derivatives), self.width)]
+        return (*outputs[: self.num_results], *stacked)
+
+
+def _lane(stack, lane: int):
+    """Lane ``lane`` of a stack, as the argument's own type (a scalar for 0-d)."""
+    value = np.asarray(stack)[lane]
+    return value if value.shape else value[()]

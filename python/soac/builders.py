@@ -185,15 +185,18 @@ def vjp(
     operands: Sequence[ir.Value],
     *,
     wrt: Sequence[int] | None = None,
+    width: int = 1,
     loc: ir.Location | None = None,
     ip: ir.InsertionPoint | None = None,
 ) -> Values:
     """``soac.vjp @callee(args..., cotangents...)``: the callee's results, then one
-    gradient per differentiated argument (all of them unless ``wrt`` is given)."""
+    gradient per differentiated argument (all of them unless ``wrt`` is given);
+    with ``width`` k (vector mode), k cotangents per result and k gradients per
+    differentiated argument, consecutive."""
     signature = ir.FunctionType(callee.function_type.value)
     positions = range(len(signature.inputs)) if wrt is None else wrt
-    result_types = list(signature.results) + [signature.inputs[i] for i in positions]
-    op = ops.VjpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), loc=loc, ip=ip)
+    result_types = list(signature.results) + [signature.inputs[i] for i in positions for _ in range(width)]
+    op = ops.VjpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), width=_width(width), loc=loc, ip=ip)
     return _results(op)
 
 
@@ -211,8 +214,7 @@ def jvp(
     differentiated argument and per result, consecutive."""
     signature = ir.FunctionType(callee.function_type.value)
     result_types = list(signature.results) + [t for t in signature.results for _ in range(width)]
-    width_attr = None if width == 1 else ir.IntegerAttr.get(ir.IntegerType.get_signless(64), width)
-    op = ops.JvpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), width=width_attr, loc=loc, ip=ip)
+    op = ops.JvpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), width=_width(width), loc=loc, ip=ip)
     return _results(op)
 
 
@@ -252,6 +254,10 @@ def _results(op: ir.OpView) -> Values:
 
 def _symbol(callee: func.FuncOp) -> ir.FlatSymbolRefAttr:
     return ir.FlatSymbolRefAttr.get(ir.StringAttr(callee.sym_name).value)
+
+
+def _width(width: int) -> ir.IntegerAttr | None:
+    return None if width == 1 else ir.IntegerAttr.get(ir.IntegerType.get_signless(64), width)
 
 
 def _wrt(wrt: Sequence[int] | None) -> ir.DenseI64ArrayAttr | None:

@@ -40,7 +40,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from . import builders
-from .autodiff import Derivative, _add_wrapper, _fresh_name, derive, vjp
+from .autodiff import Derivative, StackedLanes, _add_wrapper, _fresh_name, derive, vjp
 from .compiler import CpuOptions, compile
 from .errors import Error
 
@@ -73,35 +73,8 @@ def jvp(
     derivative = derive(module, function, "jvp", add_wrapper, options)
     if width == 1:
         return derivative
-    return StackedJvp(derivative.module, derivative.function, derivative.compiled, width)
-
-
-@dataclass
-class StackedJvp(Derivative):
-    """A vector-mode jvp called with stacked tangents: the compiled function
-    takes (and returns) the k lanes of each tangent as separate arrays."""
-
-    width: int
-
-    def __call__(self, *args: Any) -> Any:
-        # The compiled function takes the primal arguments, then k lanes per
-        # stacked tangent; it returns the results, then k lanes per result.
-        signature = self.compiled.signature
-        num_stacks = (len(signature.args) - len(args)) // (self.width - 1)
-        primal, stacks = args[: len(args) - num_stacks], args[len(args) - num_stacks :]
-        lanes = [_unstack(stack, lane) for stack in stacks for lane in range(self.width)]
-        outputs = self.compiled(*primal, *lanes)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        num_results = len(outputs) // (1 + self.width)
-        tangents = outputs[num_results:]
-        stacked = [np.stack(tangents[k * self.width : (k + 1) * self.width]) for k in range(num_results)]
-        return (*outputs[:num_results], *stacked)
-
-
-def _unstack(stack, lane: int):
-    """Lane ``lane`` of a stack of tangents, as the argument's own type."""
-    value = np.asarray(stack)[lane]
-    return value if value.shape else value[()]
+    num_results = len(derivative.compiled.signature.results) // (1 + width)
+    return StackedLanes(derivative.module, derivative.function, derivative.compiled, width, num_results)
 
 
 def hvp(
@@ -147,18 +120,21 @@ def jacfwd(
     return Jacobian(compile(module, function, options=options), jvp(module, function, wrt=[wrt], width=width, options=options), wrt, width, forward=True)
 
 
-def jacrev(module: ir.Module | str, function: str, *, wrt: int = 0, options: CpuOptions = CpuOptions()) -> Jacobian:
+def jacrev(
+    module: ir.Module | str, function: str, *, wrt: int = 0, width: int = 8, options: CpuOptions = CpuOptions()
+) -> Jacobian:
     """The Jacobian of ``@function``'s one result with respect to argument
-    ``wrt``, by rows: one vjp per element of the result."""
-    return Jacobian(compile(module, function, options=options), vjp(module, function, wrt=[wrt], options=options), wrt, 1, forward=False)
+    ``wrt``, by rows: vector-mode vjps of ``width`` rows each (the rows of a
+    call share the function's forward sweep)."""
+    return Jacobian(compile(module, function, options=options), vjp(module, function, wrt=[wrt], width=width, options=options), wrt, width, forward=False)
 
 
 @dataclass
 class Jacobian:
     """A compiled Jacobian: called on the function's arguments, returns the
     Jacobian of its one result with respect to argument ``wrt``, of shape
-    ``result.shape + argument.shape``, from the jvp (``forward``, ``width``
-    columns per call) or the vjp in ``derivative``."""
+    ``result.shape + argument.shape``, from the jvp (``forward``: ``width``
+    columns per call) or the vjp (``width`` rows per call) in ``derivative``."""
 
     primal: Any
     derivative: Derivative
@@ -172,21 +148,17 @@ class Jacobian:
             raise Error(f"a Jacobian needs a function with one result; @{self.derivative.function} has {len(result)}")
         y, x = np.asarray(result), np.asarray(args[self.wrt])
         jacobian = np.zeros(y.shape + x.shape, dtype=np.result_type(y, x))
-        if self.forward:
-            columns = list(np.ndindex(*x.shape))
-            for start in range(0, len(columns), self.width):
-                chunk = columns[start : start + self.width]
-                # the last chunk is padded with zero tangents
-                units = [_unit(x, index) for index in chunk] + [np.zeros_like(x)] * (self.width - len(chunk))
-                tangents = np.stack(units) if self.width > 1 else units[0]
-                lanes = self.derivative(*args, tangents)[1]
-                lanes = lanes if self.width > 1 else [lanes]
-                for index, lane in zip(chunk, lanes):
-                    jacobian[(Ellipsis, *index)] = lane
-        else:
-            for index in np.ndindex(*y.shape):
-                _, row = self.derivative(*args, _unit(y, index))
-                jacobian[index] = row
+        # Columns (forward) or rows (reverse) of the Jacobian, `width` per call.
+        seeds_like, place = (x, lambda index: (Ellipsis, *index)) if self.forward else (y, lambda index: index)
+        indices = list(np.ndindex(*seeds_like.shape))
+        for start in range(0, len(indices), self.width):
+            chunk = indices[start : start + self.width]
+            # the last chunk is padded with zero seeds
+            units = [_unit(seeds_like, index) for index in chunk] + [np.zeros_like(seeds_like)] * (self.width - len(chunk))
+            lanes = self.derivative(*args, np.stack(units) if self.width > 1 else units[0])[1]
+            lanes = lanes if self.width > 1 else [lanes]
+            for index, lane in zip(chunk, lanes):
+                jacobian[place(index)] = lane
         return jacobian
 
 

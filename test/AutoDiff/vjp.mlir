@@ -132,3 +132,27 @@ func.func @d_outer(%x: f64, %y: f64) -> (f64, f64) {
   %r:3 = soac.vjp @outer(%x, %y, %one) : (f64, f64, f64) -> (f64, f64, f64)
   return %r#1, %r#2 : f64, f64
 }
+
+// -----
+
+// Vector mode: two cotangents share the forward sweep (one exp); the return
+// sweep runs once per lane.
+// CHECK-LABEL: func.func private @scale__vjp_x2_wrt_0(
+// CHECK-SAME:    %[[X:.*]]: f64, %[[W:.*]]: f64, %[[C0:.*]]: f64, %[[C1:.*]]: f64) -> (f64, f64, f64)
+// CHECK:         %[[Y:.*]] = arith.mulf %[[X]], %[[W]]
+// CHECK:         %[[E:.*]] = math.exp %[[Y]]
+// CHECK-NOT:     math.exp
+// CHECK:         %[[B0:.*]] = arith.mulf %[[C0]], %[[E]]
+// CHECK:         %[[B1:.*]] = arith.mulf %[[C1]], %[[E]]
+// CHECK:         %[[G0:.*]] = arith.mulf %[[B0]], %[[W]]
+// CHECK:         %[[G1:.*]] = arith.mulf %[[B1]], %[[W]]
+// CHECK:         return %[[E]], %[[G0]], %[[G1]]
+func.func @scale(%x: f64, %w: f64) -> f64 {
+  %y = arith.mulf %x, %w : f64
+  %e = math.exp %y : f64
+  return %e : f64
+}
+func.func @d_scale(%x: f64, %w: f64, %c0: f64, %c1: f64) -> (f64, f64) {
+  %r:3 = soac.vjp @scale(%x, %w, %c0, %c1) wrt [0] width 2 : (f64, f64, f64, f64) -> (f64, f64, f64)
+  return %r#1, %r#2 : f64, f64
+}

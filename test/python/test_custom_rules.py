@@ -24,6 +24,8 @@ def test_custom_rules_in_ir_replace_a_body_without_rules():
     check_jvp(ANGLE, "angle", args, wrt=[0, 1])
     lanes = soac.jvp(ANGLE, "angle", wrt=[0], width=2)(*args, np.array([1.0, 2.0]))[1]
     np.testing.assert_allclose(lanes, np.array([1.0, 2.0]) * -1.3 / (0.7**2 + 1.3**2), rtol=1e-12)
+    gradients = soac.vjp(ANGLE, "angle", wrt=[1], width=2)(*args, np.array([1.0, 2.0]))[1]
+    np.testing.assert_allclose(gradients, np.array([1.0, 2.0]) * -0.7 / (0.7**2 + 1.3**2), rtol=1e-12)
 
 
 @soac.custom_vjp

@@ -69,7 +69,7 @@ def value_and_grad(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None,
 
 
 def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
-        checkpoint_levels: int = 1, mixed_mode: bool = False, options: CpuOptions = CpuOptions()) -> Any:
+        checkpoint_levels: int = 1, mixed_mode: bool = False, width: int = 1, options: CpuOptions = CpuOptions()) -> Any:
     """The vector-Jacobian product: a function taking the arguments, then one
     cotangent per result, and returning the results, then one gradient per
     argument in ``wrt`` (every float argument by default). For MLIR, see
@@ -80,8 +80,11 @@ def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
     (array([0.0000000e+00, 1.2246468e-16]), array([ 1., -2.]))
     """
     if _is_mlir(fun):
-        return autodiff.vjp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode, options=options)
+        return autodiff.vjp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode, width=width,
+                            options=options)
     _traced_only(function, checkpoint_levels, mixed_mode)
+    if width != 1:
+        raise Error("vector mode (width) is available for MLIR functions; call vjp once per cotangent here")
     count = _positional_count(fun)
 
     def vector_jacobian_product(*args: Any) -> Any:

@@ -557,3 +557,15 @@ func.func @jvp_width_positive(%x: f32, %t: f32) {
   %r:2 = soac.jvp @f(%x, %t) width 0 : (f32, f32) -> (f32, f32)
   return
 }
+
+// -----
+
+func.func @f(%x: f32) -> (f32, f32) {
+  return %x, %x : f32, f32
+}
+
+func.func @vjp_width_lanes(%x: f32, %c: f32) {
+  // expected-error @+1 {{'soac.vjp' op has 3 operands, but differentiating @f needs 5 (its arguments, then 2 cotangents per result)}}
+  %r:4 = soac.vjp @f(%x, %c, %c) width 2 : (f32, f32, f32) -> (f32, f32, f32, f32)
+  return
+}
