@@ -21,7 +21,8 @@ Value extractRow(ImplicitLocOpBuilder &b, Value tensor, Value i) {
       b, cast<RankedTensorType>(rowType(type)), tensor, offsets, sizes, strides);
 }
 
-Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i) {
+Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i,
+                ArrayRef<OpFoldResult> rowSizes) {
   if (!isa<RankedTensorType>(row.getType()))
     return tensor::InsertOp::create(b, row, dest, ValueRange{i});
   auto destType = cast<RankedTensorType>(dest.getType());
@@ -31,8 +32,11 @@ Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i) {
   // row is computed, so that the row can be computed in place in dest's
   // slice (empty-tensor elimination needs them to dominate the row's
   // tensor.empty).
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), dest);
-  sizes[0] = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
+  if (rowSizes.empty())
+    llvm::append_range(sizes, tensor::getMixedSizes(b, b.getLoc(), row));
+  else
+    llvm::append_range(sizes, rowSizes);
   SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
   return tensor::InsertSliceOp::create(b, row, dest, offsets, sizes, strides);
 }

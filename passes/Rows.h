@@ -17,8 +17,12 @@ mlir::Value extractRow(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor,
                        mlir::Value i);
 
 /// `dest` with row `i` replaced by `row`: tensor.insert or tensor.insert_slice.
+/// `rowSizes`, when given, are the row's sizes as known before the row was
+/// computed (values that dominate it): the row can then be computed in place
+/// in dest's slice (see empty-tensor elimination).
 mlir::Value insertRow(mlir::ImplicitLocOpBuilder &b, mlir::Value row,
-                      mlir::Value dest, mlir::Value i);
+                      mlir::Value dest, mlir::Value i,
+                      llvm::ArrayRef<mlir::OpFoldResult> rowSizes = {});
 
 /// A tensor.empty of `count` rows shaped like `row` (a scalar or a tensor).
 mlir::Value emptyRows(mlir::ImplicitLocOpBuilder &b, mlir::Value count,

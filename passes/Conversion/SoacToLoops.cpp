@@ -476,13 +476,23 @@ private:
                                          IndexedBody body) {
     SmallVector<Value> innerSizes = rowSizes(b, map, n, body);
     SmallVector<Value> outputs;
+    // The sizes of each output's rows, known before any row is computed.
+    SmallVector<SmallVector<OpFoldResult>> outputRowSizes;
     size_t used = 0;
     for (Type t : map.getResultTypes()) {
       auto type = cast<RankedTensorType>(t);
       size_t dynamicInner = llvm::count_if(type.getShape().drop_front(),
                                            ShapedType::isDynamic);
-      outputs.push_back(emptyTensor(
-          b, type, n, ArrayRef<Value>(innerSizes).slice(used, dynamicInner)));
+      ArrayRef<Value> dynamic =
+          ArrayRef<Value>(innerSizes).slice(used, dynamicInner);
+      outputs.push_back(emptyTensor(b, type, n, dynamic));
+      SmallVector<OpFoldResult> sizes;
+      const Value *next = dynamic.begin();
+      for (int64_t size : type.getShape().drop_front())
+        sizes.push_back(ShapedType::isDynamic(size)
+                            ? OpFoldResult(*next++)
+                            : OpFoldResult(b.getIndexAttr(size)));
+      outputRowSizes.push_back(sizes);
       used += dynamicInner;
     }
     auto build = [&](bool inParallel) -> SmallVector<Value> {
@@ -492,8 +502,9 @@ private:
             [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
               ImplicitLocOpBuilder ib(loc, nested);
               SmallVector<Value> updated;
-              for (auto [row, out] : llvm::zip(body(ib, i), outs))
-                updated.push_back(insertRow(ib, row, out, i));
+              for (auto [row, out, sizes] :
+                   llvm::zip(body(ib, i), outs, outputRowSizes))
+                updated.push_back(insertRow(ib, row, out, i, sizes));
               scf::YieldOp::create(ib, updated);
             }));
         return llvm::to_vector_of<Value>(loop.getResults());
