@@ -162,19 +162,39 @@ namespace {
 enum class Combine { Add, Mul, Max, Min, Other };
 
 /// A soac.map adding its two inputs elementwise (rows added by nested maps).
-bool addsRows(Operation *op) {
+Combine scalarKind(Operation *op) {
+  if (isa<arith::AddFOp>(op))
+    return Combine::Add;
+  if (isa<arith::MulFOp>(op))
+    return Combine::Mul;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return Combine::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+    return Combine::Min;
+  return Combine::Other;
+}
+
+/// How `op`, applied to (x, y), combines them: a scalar op, or a soac.map
+/// over the rows of x and y applying one (elementwise, at any depth).
+Combine combineKind(Operation *op, Value x, Value y) {
+  if (!op || op->getNumOperands() != 2)
+    return Combine::Other;
+  bool pair = (op->getOperand(0) == x && op->getOperand(1) == y) ||
+              (op->getOperand(0) == y && op->getOperand(1) == x);
+  if (!pair)
+    return Combine::Other;
   auto map = dyn_cast<MapOp>(op);
-  if (!map || map.getInputs().size() != 2 || map.getNumResults() != 1)
-    return false;
+  if (!map)
+    return scalarKind(op);
+  if (map.getNumResults() != 1)
+    return Combine::Other;
   Block &body = map.getBody().front();
-  Value yielded = body.getTerminator()->getOperand(0);
-  Operation *def = yielded.getDefiningOp();
-  if (!def || def->getNumOperands() != 2)
-    return false;
-  Value x = body.getArgument(0), y = body.getArgument(1);
-  bool pair = (def->getOperand(0) == x && def->getOperand(1) == y) ||
-              (def->getOperand(0) == y && def->getOperand(1) == x);
-  return pair && (isa<arith::AddFOp>(def) || addsRows(def));
+  // The map's own inputs are (x, y) in some order; its body combines the rows.
+  bool swapped = map.getInputs()[0] == y;
+  Value rowX = body.getArgument(swapped ? 1 : 0);
+  Value rowY = body.getArgument(swapped ? 0 : 1);
+  return combineKind(body.getTerminator()->getOperand(0).getDefiningOp(), rowX,
+                     rowY);
 }
 
 /// How component `j` of an operator region (2k arguments, k yields)
@@ -185,22 +205,9 @@ Combine componentKind(Region &region, unsigned j) {
   unsigned k = block.getNumArguments() / 2;
   Value result = block.getTerminator()->getOperand(j);
   Operation *def = result.getDefiningOp();
-  if (!def || def->getBlock() != &block || def->getNumOperands() != 2)
+  if (!def || def->getBlock() != &block)
     return Combine::Other;
-  Value acc = block.getArgument(j), value = block.getArgument(k + j);
-  bool pair = (def->getOperand(0) == acc && def->getOperand(1) == value) ||
-              (def->getOperand(0) == value && def->getOperand(1) == acc);
-  if (!pair)
-    return Combine::Other;
-  if (isa<arith::AddFOp>(def) || addsRows(def))
-    return Combine::Add;
-  if (isa<arith::MulFOp>(def))
-    return Combine::Mul;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
-    return Combine::Max;
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(def))
-    return Combine::Min;
-  return Combine::Other;
+  return combineKind(def, block.getArgument(j), block.getArgument(k + j));
 }
 
 /// ȳ · ∂y/∂x for y = init · Π x, exact when some x are zero: with p the
@@ -274,6 +281,63 @@ void reverseExtremum(AdjointBuilder &a, Value x, Value init, Value result,
   if (a.isActive(init)) {
     Value none = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, first, n);
     a.accumulate(init, arith::SelectOp::create(b, none, bar, zero));
+  }
+}
+
+/// The same per column, for rows that are vectors (an elementwise max or
+/// min of rows): ȳ[c] goes to the first row whose element c is the extremum.
+void reverseColumnExtremum(AdjointBuilder &a, Value x, Value init,
+                           Value result, Value bar) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value xs = a.primal(x), y = a.primal(result);
+  Value n = outerSize(b, xs);
+  auto indexTensor =
+      RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
+  Value iota = IotaOp::create(b, indexTensor, n);
+  // Per element: its row where it equals the extremum of its column, else n.
+  Value positions =
+      buildMap(b, {xs, iota}, [&](ImplicitLocOpBuilder &ib, ValueRange row) {
+        return buildMap(ib, {row[0], y},
+                        [&](ImplicitLocOpBuilder &eb, ValueRange v) {
+                          Value hit = arith::CmpFOp::create(
+                              eb, arith::CmpFPredicate::OEQ, v[0], v[1]);
+                          return SmallVector<Value>{
+                              arith::SelectOp::create(eb, hit, row[1], n)};
+                        });
+      })[0];
+  Value none = buildMap(b, y, [&](ImplicitLocOpBuilder &, ValueRange) {
+                 return SmallVector<Value>{n};
+               })[0];
+  Value first = buildReduce(
+      b, positions, none,
+      [](ImplicitLocOpBuilder &ib, ValueRange args) -> SmallVector<Value> {
+        return buildMap(ib, {args[0], args[1]},
+                        [](ImplicitLocOpBuilder &eb, ValueRange v) {
+                          return SmallVector<Value>{
+                              arith::MinUIOp::create(eb, v[0], v[1])};
+                        });
+      })[0];
+  Value zero = floatConstant(b, getElementTypeOrSelf(bar.getType()), 0);
+  Value perElement =
+      buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange i) {
+        return buildMap(ib, {first, bar},
+                        [&](ImplicitLocOpBuilder &eb, ValueRange v) {
+                          Value chosen = arith::CmpIOp::create(
+                              eb, arith::CmpIPredicate::eq, i[0], v[0]);
+                          return SmallVector<Value>{
+                              arith::SelectOp::create(eb, chosen, v[1], zero)};
+                        });
+      })[0];
+  a.accumulate(x, perElement);
+  if (a.isActive(init)) {
+    Value toInit =
+        buildMap(b, {first, bar}, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
+          Value untouched = arith::CmpIOp::create(
+              ib, arith::CmpIPredicate::eq, v[0], n);
+          return SmallVector<Value>{
+              arith::SelectOp::create(ib, untouched, v[1], zero)};
+        })[0];
+    a.accumulate(init, toInit);
   }
 }
 
@@ -387,8 +451,12 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
   // Recognized operators, component by component; anything else as a whole.
   for (unsigned j = 0; j < reduce.getInits().size(); ++j) {
     Combine kind = componentKind(reduce.getBody(), j);
-    bool scalarRows = !isa<RankedTensorType>(reduce.getInits()[j].getType());
-    if (kind == Combine::Other || (kind != Combine::Add && !scalarRows))
+    auto rows = dyn_cast<RankedTensorType>(reduce.getInits()[j].getType());
+    bool extremumOfVectors =
+        (kind == Combine::Max || kind == Combine::Min) && rows &&
+        rows.getRank() == 1;
+    if (kind == Combine::Other ||
+        (rows && kind != Combine::Add && !extremumOfVectors))
       return reverseGeneralReduce(reduce, a);
   }
   for (unsigned j = 0; j < reduce.getInits().size(); ++j) {
@@ -407,6 +475,8 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
       a.accumulate(init, bar);
     } else if (kind == Combine::Mul) {
       reverseProduct(a, x, init, bar);
+    } else if (isa<RankedTensorType>(init.getType())) {
+      reverseColumnExtremum(a, x, init, reduce.getResult(j), bar);
     } else {
       reverseExtremum(a, x, init, reduce.getResult(j), bar);
     }

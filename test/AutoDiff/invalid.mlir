@@ -16,13 +16,13 @@ func.func @g(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
 
 // -----
 
-func.func @row_max(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
+func.func @row_product(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
   // expected-error @+1 {{'soac.reduce' op has a general operator on tensor rows or reading differentiated values from outside: its reverse-mode rule is not implemented yet}}
   %r = soac.reduce ins(%m : tensor<?x3xf64>) init(%init : tensor<3xf64>) -> tensor<3xf64> {
   ^bb0(%a: tensor<3xf64>, %b: tensor<3xf64>):
     %c = soac.map ins(%a, %b : tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64> {
     ^bb0(%x: f64, %y: f64):
-      %t = arith.maximumf %x, %y : f64
+      %t = arith.mulf %x, %y : f64
       soac.yield %t : f64
     }
     soac.yield %c : tensor<3xf64>
@@ -30,7 +30,7 @@ func.func @row_max(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
   return %r : tensor<3xf64>
 }
 func.func @g(%m: tensor<?x3xf64>, %init: tensor<3xf64>, %c: tensor<3xf64>) -> tensor<?x3xf64> {
-  %r:2 = soac.vjp @row_max(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
+  %r:2 = soac.vjp @row_product(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
   return %r#1 : tensor<?x3xf64>
 }
 

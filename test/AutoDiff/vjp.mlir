@@ -156,3 +156,29 @@ func.func @d_scale(%x: f64, %w: f64, %c0: f64, %c1: f64) -> (f64, f64) {
   %r:3 = soac.vjp @scale(%x, %w, %c0, %c1) wrt [0] width 2 : (f64, f64, f64, f64) -> (f64, f64, f64)
   return %r#1, %r#2 : f64, f64
 }
+
+// -----
+
+// An elementwise max of vector rows: per column, the first row holding the
+// maximum (a reduce of row indices with an elementwise minui) gets ȳ.
+// CHECK-LABEL: func.func private @column_max__vjp_wrt_0(
+// CHECK:         soac.reduce
+// CHECK:           arith.minui
+// CHECK:         arith.cmpi eq
+// CHECK:         arith.select
+func.func @column_max(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
+  %r = soac.reduce ins(%m : tensor<?x3xf64>) init(%init : tensor<3xf64>) -> tensor<3xf64> {
+  ^bb0(%a: tensor<3xf64>, %b: tensor<3xf64>):
+    %c = soac.map ins(%a, %b : tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64> {
+    ^bb0(%x: f64, %y: f64):
+      %t = arith.maximumf %x, %y : f64
+      soac.yield %t : f64
+    }
+    soac.yield %c : tensor<3xf64>
+  }
+  return %r : tensor<3xf64>
+}
+func.func @d_column_max(%m: tensor<?x3xf64>, %init: tensor<3xf64>, %c: tensor<3xf64>) -> tensor<?x3xf64> {
+  %r:2 = soac.vjp @column_max(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
+  return %r#1 : tensor<?x3xf64>
+}

@@ -648,3 +648,43 @@ func.func @static_free(%M: tensor<?x?xf64>, %R: tensor<3x3xf64>) -> f64 {
 def test_static_and_dynamic_shapes_meet_in_a_body():
     M, R = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
     check_vjp(STATIC_FREE, "static_free", [M, R])
+
+
+COLUMN_MAX = """
+// Σ_c w[c] · max_r X[r][c]: a reduce over rows with an elementwise max
+func.func @column_max(%X: tensor<?x?xf64>, %w: tensor<?xf64>) -> f64 {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %m = tensor.dim %X, %c1 : tensor<?x?xf64>
+  %init = tensor.splat %ninf[%m] : tensor<?xf64>
+  %top = soac.reduce ins(%X : tensor<?x?xf64>) init(%init : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: tensor<?xf64>, %b: tensor<?xf64>):
+    %c = soac.map ins(%a, %b : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %t = arith.maximumf %u, %v : f64
+      soac.yield %t : f64
+    }
+    soac.yield %c : tensor<?xf64>
+  }
+  %p = soac.map ins(%top, %w : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%u: f64, %v: f64):
+    %t = arith.mulf %u, %v : f64
+    soac.yield %t : f64
+  }
+  %s = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%u: f64, %v: f64):
+    %t = arith.addf %u, %v : f64
+    soac.yield %t : f64
+  }
+  return %s : f64
+}
+"""
+
+
+def test_elementwise_max_of_rows_sends_each_column_to_its_first_maximum():
+    X, w = rng.standard_normal((5, 4)), rng.standard_normal(4)
+    check_vjp(COLUMN_MAX, "column_max", [X, w])
+    ties = np.array([[1.0, 2.0], [3.0, 2.0], [3.0, 0.0]])
+    gradient = soac.grad(COLUMN_MAX, "column_max", wrt=[0])(ties, np.array([1.0, 1.0]))
+    np.testing.assert_array_equal(gradient, [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
