@@ -225,14 +225,16 @@ Value AdjointBuilder::add(Value x, Value y) { return buildAdd(b, x, y); }
 //===----------------------------------------------------------------------===//
 
 FailureOr<DerivativeFunction>
-getOrCreateDerivativeFunction(func::FuncOp function, StringRef kind,
-                              ArrayRef<int64_t> wrt, FunctionType type,
-                              bool custom, SymbolTableCollection &symbols) {
+getOrCreateDerivativeFunction(func::FuncOp function, StringRef mode,
+                              unsigned width, ArrayRef<int64_t> wrt,
+                              FunctionType type, bool custom,
+                              SymbolTableCollection &symbols) {
   auto module = function->getParentOfType<ModuleOp>();
   std::string positions = llvm::join(
       llvm::map_range(wrt, [](int64_t w) { return std::to_string(w); }), "_");
-  std::string name = llvm::formatv("{0}__{1}_wrt_{2}", function.getSymName(),
-                                   kind, positions)
+  std::string lanes = width == 1 ? "" : llvm::formatv("_x{0}", width).str();
+  std::string name = llvm::formatv("{0}__{1}{2}_wrt_{3}", function.getSymName(),
+                                   mode, lanes, positions)
                          .str();
   if (auto existing = symbols.lookupSymbolIn<func::FuncOp>(
           module, StringAttr::get(function.getContext(), name)))
@@ -252,6 +254,13 @@ getOrCreateDerivativeFunction(func::FuncOp function, StringRef kind,
   return DerivativeFunction{derivative, true};
 }
 
+LogicalResult discardDerivative(func::FuncOp derivative,
+                                SymbolTableCollection &symbols) {
+  symbols.getSymbolTable(derivative->getParentOfType<ModuleOp>())
+      .erase(derivative);
+  return failure();
+}
+
 FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                SymbolTableCollection &symbols,
@@ -264,10 +273,8 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   for (int64_t position : wrt)
     outputs.append(width, type.getInput(position));
   bool custom = function->hasAttr(kCustomVjpAttr);
-  std::string kind =
-      width == 1 ? "vjp" : llvm::formatv("vjp_x{0}", width).str();
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
-      function, kind, wrt,
+      function, "vjp", width, wrt,
       FunctionType::get(function.getContext(), inputs, outputs), custom,
       symbols);
   if (failed(created))
@@ -275,14 +282,9 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   auto [vjp, fresh] = *created;
   if (!fresh)
     return vjp;
-  // A failed derivative leaves no half-built function behind.
-  auto discard = [&]() -> FailureOr<func::FuncOp> {
-    symbols.getSymbolTable(function->getParentOfType<ModuleOp>()).erase(vjp);
-    return failure();
-  };
   if (custom) {
     if (failed(buildCustomVjp(function, wrt, width, vjp, symbols)))
-      return discard();
+      return discardDerivative(vjp, symbols);
     return vjp;
   }
 
@@ -306,7 +308,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
       scope.accumulate(result, cotangents[j * width + l]);
     }
   if (failed(scope.sweep(body)))
-    return discard();
+    return discardDerivative(vjp, symbols);
   SmallVector<Value> returned = llvm::map_to_vector(
       terminator.getOperands(), [&](Value r) { return scope.primal(r); });
   for (int64_t position : wrt)

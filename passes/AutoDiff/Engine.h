@@ -161,19 +161,24 @@ private:
 };
 
 /// A function generated next to `function` for one of its derivatives,
-/// named `@<function>__<kind>_wrt_<positions>`: the existing one (`fresh`
-/// false), or a new private one of `type` with an entry block (`fresh`
-/// true). Fails when there is none and `function` has no body to
+/// named `@<function>__<mode>[_x<width>]_wrt_<positions>`: the existing one
+/// (`fresh` false), or a new private one of `type` with an entry block
+/// (`fresh` true). Fails when there is none and `function` has no body to
 /// differentiate (and no custom rule, `custom`).
 struct DerivativeFunction {
   mlir::func::FuncOp op;
   bool fresh;
 };
 mlir::FailureOr<DerivativeFunction>
-getOrCreateDerivativeFunction(mlir::func::FuncOp function, llvm::StringRef kind,
-                              llvm::ArrayRef<int64_t> wrt,
+getOrCreateDerivativeFunction(mlir::func::FuncOp function, llvm::StringRef mode,
+                              unsigned width, llvm::ArrayRef<int64_t> wrt,
                               mlir::FunctionType type, bool custom,
                               mlir::SymbolTableCollection &symbols);
+
+/// Erases a derivative function whose construction failed (no half-built
+/// function stays behind); returns failure.
+mlir::LogicalResult discardDerivative(mlir::func::FuncOp derivative,
+                                      mlir::SymbolTableCollection &symbols);
 
 /// The function `(args..., cotangents...) -> (results..., gradients...)` of
 /// the vector-Jacobian product of `function` with respect to the arguments

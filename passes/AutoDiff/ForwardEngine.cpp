@@ -7,7 +7,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include "passes/ForwardModeOpInterface.cpp.inc"
 
@@ -218,9 +217,8 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   for (Type result : type.getResults())
     outputs.append(width, result);
   bool custom = function->hasAttr(kCustomJvpAttr);
-  std::string kind = width == 1 ? "jvp" : llvm::formatv("jvp_x{0}", width).str();
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
-      function, kind, wrt,
+      function, "jvp", width, wrt,
       FunctionType::get(function.getContext(), inputs, outputs), custom,
       symbols);
   if (failed(created))
@@ -228,14 +226,9 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   auto [jvp, fresh] = *created;
   if (!fresh)
     return jvp;
-  // A failed derivative leaves no half-built function behind.
-  auto discard = [&]() -> FailureOr<func::FuncOp> {
-    symbols.getSymbolTable(function->getParentOfType<ModuleOp>()).erase(jvp);
-    return failure();
-  };
   if (custom) {
     if (failed(buildCustomJvp(function, wrt, width, jvp, symbols)))
-      return discard();
+      return discardDerivative(jvp, symbols);
     return jvp;
   }
 
@@ -254,7 +247,7 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
       scope.setTangent(body.getArgument(position), lane,
                        tangents[k * width + lane]);
   if (failed(scope.run(body)))
-    return discard();
+    return discardDerivative(jvp, symbols);
   ValueRange results = body.getTerminator()->getOperands();
   SmallVector<Value> returned = scope.primals(results);
   for (Value result : results)
