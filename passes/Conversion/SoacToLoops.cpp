@@ -79,8 +79,8 @@ scf::ForOp markRowLoop(scf::ForOp loop) {
 bool isNestedInParallelOp(Operation *op) {
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp())
-    if (isa<MapOp, ReduceOp, ScanOp, ReduceByIndexOp, ScatterOp,
-            linalg::GenericOp, scf::ForallOp, scf::ParallelOp>(parent) ||
+    if (isa<MapOp, ReduceOp, ScanOp, ReduceByIndexOp, linalg::GenericOp,
+            scf::ForallOp, scf::ParallelOp>(parent) ||
         parent->hasAttr(kRowLoopAttr))
       return true;
   return false;
@@ -362,7 +362,7 @@ void replaceAndEraseFused(PatternRewriter &rewriter, Operation *op,
 /// everything the inserts need is computed first, since the terminator
 /// (scf.forall.in_parallel) may hold nothing but the inserts.
 void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
-                               ValueRange outputs, Value i) {
+                        ValueRange outputs, Value i) {
   SmallVector<Value> sources;
   SmallVector<SmallVector<OpFoldResult>> sizes;
   for (Value row : rows) {
@@ -389,8 +389,22 @@ void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
   }
 }
 
-/// Tensors `result[c] = body(c)` for c in [0, n) in parallel (an
-/// scf.forall), whose rows have the types and sizes of `likeRows`.
+/// `outputs` with row i replaced by `body(i)`, for i in [0, n) in parallel
+/// (an scf.forall).
+SmallVector<Value> forallRows(ImplicitLocOpBuilder &b, Value n,
+                              ValueRange outputs, IndexedBody body) {
+  auto forall = scf::ForallOp::create(
+      b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        // args: the induction variable, then the shared outputs
+        ImplicitLocOpBuilder ib(loc, nested);
+        parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
+      });
+  return llvm::to_vector_of<Value>(forall.getResults());
+}
+
+/// Tensors `result[c] = body(c)` for c in [0, n) in parallel, whose rows have
+/// the types and sizes of `likeRows`.
 SmallVector<Value> tabulateTensorRows(ImplicitLocOpBuilder &b, Value n,
                                       ValueRange likeRows, IndexedBody body) {
   SmallVector<Value> outputs = llvm::map_to_vector(likeRows, [&](Value row) {
@@ -404,13 +418,7 @@ SmallVector<Value> tabulateTensorRows(ImplicitLocOpBuilder &b, Value n,
     return emptyTensor(b, RankedTensorType::get(shape, rowType.getElementType()),
                        n, inner);
   });
-  auto forall = scf::ForallOp::create(
-      b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
-      [&](OpBuilder &nested, Location loc, ValueRange args) {
-        ImplicitLocOpBuilder ib(loc, nested);
-        parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
-      });
-  return llvm::to_vector_of<Value>(forall.getResults());
+  return forallRows(b, n, outputs, body);
 }
 
 /// The first tensor with tensor rows among those `consumer` reads, looking
@@ -454,16 +462,17 @@ struct MapToLoops : OpRewritePattern<MapOp> {
     SmallVector<Type> rowTypes = llvm::map_to_vector(
         map.getBody().front().getTerminator()->getOperandTypes(),
         [](Type t) { return t; });
-    SmallVector<Value> results =
-        !allScalar(rowTypes)
-            ? tabulateRows(b, map, n, parallel, body)
-        : parallel
-            ? chooseByWork(b, rowWork(b, map.getInputs(), map, n), map.getResultTypes(),
-                           [&](bool enough) {
-                             return tabulate(b, n, map.getResultTypes(),
-                                             enough, body);
-                           })
-            : tabulate(b, n, map.getResultTypes(), false, body);
+    SmallVector<Value> results;
+    if (!allScalar(rowTypes))
+      results = tabulateRows(b, map, n, parallel, body);
+    else if (!parallel)
+      results = tabulate(b, n, map.getResultTypes(), false, body);
+    else
+      results = chooseByWork(b, rowWork(b, map.getInputs(), map, n),
+                             map.getResultTypes(), [&](bool enough) {
+                               return tabulate(b, n, map.getResultTypes(),
+                                               enough, body);
+                             });
     replaceAndEraseFused(rewriter, map, results, rows);
     return success();
   }
@@ -509,21 +518,14 @@ private:
             }));
         return llvm::to_vector_of<Value>(loop.getResults());
       }
-      auto forall = scf::ForallOp::create(
-          b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
-          [&](OpBuilder &nested, Location loc, ValueRange args) {
-            // args: the induction variable, then the shared outputs
-            ImplicitLocOpBuilder ib(loc, nested);
-            parallelInsertRows(ib, body(ib, args[0]), args.drop_front(),
-                               args[0]);
-          });
-      return llvm::to_vector_of<Value>(forall.getResults());
+      return forallRows(b, n, outputs, body);
     };
     if (!parallel)
       return build(false);
     // Rows written or rows read, whichever is larger.
-    Value work = arith::MaxUIOp::create(
-        b, timesElements(b, n, outputs.front(), 1), rowWork(b, map.getInputs(), map, n));
+    Value work =
+        arith::MaxUIOp::create(b, timesElements(b, n, outputs.front(), 1),
+                               rowWork(b, map.getInputs(), map, n));
     return chooseByWork(b, work, map.getResultTypes(), build);
   }
 
@@ -590,18 +592,21 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
       return foldRange(b, op, partialRows, indexConstant(b, 0), chunks,
                        reduce.getInits());
     };
-    // Rows shaped like the (first) neutral element, or read from tensor rows.
-    Value first = reduce.getInits().front();
-    Value work = isa<RankedTensorType>(first.getType())
-                     ? timesElements(b, n, first, 0)
-                     : rowWork(b, reduce.getInputs(), reduce, n);
-    SmallVector<Value> results =
-        isNestedInParallelOp(reduce)
-            ? sequential()
-            : chooseByWork(b, work, reduce.getResultTypes(),
-                           [&](bool enough) {
-                             return enough ? chunked() : sequential();
-                           });
+    SmallVector<Value> results;
+    if (isNestedInParallelOp(reduce)) {
+      results = sequential();
+    } else {
+      // Rows shaped like the (first) neutral element, or read from tensor
+      // rows.
+      Value first = reduce.getInits().front();
+      Value work = isa<RankedTensorType>(first.getType())
+                       ? timesElements(b, n, first, 0)
+                       : rowWork(b, reduce.getInputs(), reduce, n);
+      results = chooseByWork(b, work, reduce.getResultTypes(),
+                             [&](bool enough) {
+                               return enough ? chunked() : sequential();
+                             });
+    }
     replaceAndEraseFused(rewriter, reduce, results, rows);
     return success();
   }

@@ -168,11 +168,18 @@ def _add_wrapper(module: ir.Module, callee, name: str, wrt, scalar_seed: bool, w
     positions = list(range(len(signature.inputs))) if wrt is None else list(wrt)
     gradient_types = [signature.inputs[i] for i in positions for _ in range(width)]
     outputs = gradient_types if scalar_seed else list(signature.results) + gradient_types
+    add_function(module, name, inputs, outputs, lambda args: emit_vjp(callee, args, wrt, scalar_seed, width))
+
+
+def add_function(module: ir.Module, name: str, inputs, outputs, body) -> None:
+    """Appends ``@name(inputs) -> outputs`` returning what ``body(arguments)``
+    builds (a value or a list of values)."""
     with ir.InsertionPoint(module.body):
-        wrapper = func.FuncOp(name, (inputs, outputs))
-        block = wrapper.add_entry_block()
+        function = func.FuncOp(name, (inputs, outputs))
+        block = function.add_entry_block()
     with ir.InsertionPoint(block):
-        func.ReturnOp(emit_vjp(callee, list(block.arguments), wrt, scalar_seed, width))
+        values = body(list(block.arguments))
+        func.ReturnOp(values if isinstance(values, list) else [values])
 
 
 def emit_vjp(

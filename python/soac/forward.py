@@ -37,10 +37,9 @@ from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import func
 
 from . import builders
-from .autodiff import Derivative, StackedLanes, _add_wrapper, _fresh_name, derive, vjp
+from .autodiff import Derivative, StackedLanes, _add_wrapper, _find_function, _fresh_name, add_function, derive, vjp
 from .compiler import CpuOptions, compile
 from .errors import Error
 
@@ -68,7 +67,7 @@ def jvp(
         positions = _positions(signature, wrt)
         inputs = list(signature.inputs) + [signature.inputs[i] for i in positions for _ in range(width)]
         outputs = list(signature.results) + [t for t in signature.results for _ in range(width)]
-        _add_function(copy, name, inputs, outputs, lambda args: builders.jvp(callee, args, wrt=wrt, width=width))
+        add_function(copy, name, inputs, outputs, lambda args: builders.jvp(callee, args, wrt=wrt, width=width))
 
     derivative = derive(module, function, "jvp", add_wrapper, options)
     if width == 1:
@@ -99,14 +98,14 @@ def hvp(
         positions = _positions(signature, wrt)
         gradient_name = _fresh_name(copy, f"{name}_gradient")
         _add_wrapper(copy, callee, gradient_name, wrt, scalar_seed=True)
-        gradient = next(op for op in copy.body.operations if _symbol_name(op) == gradient_name)
+        gradient = _find_function(copy, gradient_name)
         vectors = [signature.inputs[i] for i in positions]
 
         def body(args):
             values = builders.jvp(gradient, args, wrt=positions)
-            return _as_list(values)[len(positions) :]
+            return (values if isinstance(values, list) else [values])[len(positions) :]
 
-        _add_function(copy, name, list(signature.inputs) + vectors, vectors, body)
+        add_function(copy, name, list(signature.inputs) + vectors, vectors, body)
 
     return derive(module, function, "hvp", add_wrapper, options, checkpoint_levels)
 
@@ -171,20 +170,3 @@ def _unit(like: np.ndarray, index: tuple[int, ...]):
 
 def _positions(signature: ir.FunctionType, wrt: Sequence[int] | None) -> list[int]:
     return list(range(len(signature.inputs))) if wrt is None else list(wrt)
-
-
-def _add_function(module: ir.Module, name: str, inputs, outputs, body) -> None:
-    """Appends ``@name(inputs) -> outputs`` returning ``body(arguments)``."""
-    with ir.InsertionPoint(module.body):
-        wrapper = func.FuncOp(name, (inputs, outputs))
-        block = wrapper.add_entry_block()
-    with ir.InsertionPoint(block):
-        func.ReturnOp(_as_list(body(list(block.arguments))))
-
-
-def _as_list(values) -> list[ir.Value]:
-    return values if isinstance(values, list) else [values]
-
-
-def _symbol_name(op) -> str | None:
-    return ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes else None

@@ -43,19 +43,25 @@ def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=
         ]
     wrt = list(range(len(args))) if wrt is None else wrt
     derivative = soac.vjp(source, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode)
-    compiled = derivative(*args, *cotangents)
-    interpreted = soac.interpret(derivative.module, derivative.function, *args, *cotangents)
     single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
     expected = finite_difference_vjp(primal, args, wrt, cotangents, step=1e-2 if single else 1e-6)
+    _compare(derivative, [*args, *cotangents], outputs, expected, single, rtol, atol)
+    return derivative
+
+
+def _compare(derivative, arguments, outputs, expected, single: bool, rtol: float, atol: float) -> None:
+    """The derivative's results, compiled and through the interpreter on its
+    IR: the primal outputs, then the derivatives against ``expected``."""
+    compiled = derivative(*arguments)
+    interpreted = soac.interpret(derivative.module, derivative.function, *arguments)
     n = len(outputs)
     for got in (compiled, interpreted):
         got = got if isinstance(got, tuple) else (got,)
         for value, reference in zip(got[:n], outputs):
             # float32 sums may associate differently in the two compiled programs
             np.testing.assert_allclose(value, reference, rtol=1e-5 if single else 1e-12)
-        for gradient, reference in zip(got[n:], expected):
-            np.testing.assert_allclose(gradient, reference, rtol=rtol, atol=atol)
-    return derivative
+        for value, reference in zip(got[n:], expected):
+            np.testing.assert_allclose(value, reference, rtol=rtol, atol=atol)
 
 
 def finite_difference_jvp(primal, args, wrt, tangents, step=1e-6):
@@ -88,16 +94,7 @@ def check_jvp(source: str, function: str, args, wrt=None, tangents=None, rtol=1e
     if tangents is None:
         tangents = [random_like(args[w]) for w in wrt]
     derivative = soac.jvp(source, function, wrt=wrt)
-    compiled = derivative(*args, *tangents)
-    interpreted = soac.interpret(derivative.module, derivative.function, *args, *tangents)
     single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
     expected = finite_difference_jvp(primal, args, wrt, tangents, step=1e-2 if single else 1e-6)
-    n = len(outputs)
-    for got in (compiled, interpreted):
-        got = got if isinstance(got, tuple) else (got,)
-        for value, reference in zip(got[:n], outputs):
-            # float32 sums may associate differently in the two compiled programs
-            np.testing.assert_allclose(value, reference, rtol=1e-5 if single else 1e-12)
-        for tangent, reference in zip(got[n:], expected):
-            np.testing.assert_allclose(tangent, reference, rtol=rtol, atol=atol)
+    _compare(derivative, [*args, *tangents], outputs, expected, single, rtol, atol)
     return derivative

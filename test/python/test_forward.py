@@ -216,16 +216,18 @@ def test_jacobians_forward_and_reverse_agree_with_finite_differences():
     np.testing.assert_allclose(soac.jacfwd(LIBRARY, "matvec", wrt=1)(A, x), A, rtol=1e-12)
 
 
-@pytest.mark.parametrize(
-    "source,function,make_args,wrt",
-    [
-        (LOOPS, "iterate", lambda: [rng.standard_normal(6), np.float64(0.9), rng.uniform(0.5, 1.0, 4), 5], [0, 1, 2]),
-        (PROGRAMS, "branchy", lambda: [rng.standard_normal(7), np.float64(0.8), rng.standard_normal((3, 4)), rng.integers(0, 3, 7)], [0, 1, 2]),
-        (LIBRARY, "recurrence", lambda: [rng.uniform(0.5, 1.5, 5), rng.standard_normal(5)], [0, 1]),
-        (BIN_REDUCTIONS, "bin_max", lambda: [rng.standard_normal(4), np.array([0, 2, 2, 5, 1, 0, -1, 2]), rng.standard_normal(8)], [0, 2]),
-        (WHILE, "grow", lambda: [rng.uniform(0.1, 0.3, 5), np.float64(1.1), np.float64(3.0)], [0, 1]),
-    ],
-)
+# Programs for the vector-mode tests: (source, function, arguments, wrt).
+LANE_CASES = [
+    (LOOPS, "iterate", lambda: [rng.standard_normal(6), np.float64(0.9), rng.uniform(0.5, 1.0, 4), 5], [0, 1, 2]),
+    (PROGRAMS, "branchy", lambda: [rng.standard_normal(7), np.float64(0.8), rng.standard_normal((3, 4)), rng.integers(0, 3, 7)], [0, 1, 2]),
+    (LIBRARY, "recurrence", lambda: [rng.uniform(0.5, 1.5, 5), rng.standard_normal(5)], [0, 1]),
+    (BIN_REDUCTIONS, "bin_max", lambda: [rng.standard_normal(4), np.array([0, 2, 2, 5, 1, 0, -1, 2]), rng.standard_normal(8)], [0, 2]),
+    (WHILE, "grow", lambda: [rng.uniform(0.1, 0.3, 5), np.float64(1.1), np.float64(3.0)], [0, 1]),
+    (GENERAL_SCAN, "running_logsumexp", lambda: [rng.standard_normal(6)], [0]),
+]
+
+
+@pytest.mark.parametrize("source,function,make_args,wrt", LANE_CASES)
 def test_vector_mode_equals_one_jvp_per_lane(source, function, make_args, wrt):
     args, width = make_args(), 3
     stacks = [np.stack([np.asarray(rng.standard_normal(np.shape(args[w]))) for _ in range(width)]) for w in wrt]
@@ -251,17 +253,7 @@ def test_static_and_dynamic_shapes_meet_in_a_body():
     check_jvp(STATIC_FREE, "static_free", [rng.standard_normal((4, 3)), rng.standard_normal((3, 3))])
 
 
-@pytest.mark.parametrize(
-    "source,function,make_args,wrt",
-    [
-        (LOOPS, "iterate", lambda: [rng.standard_normal(6), np.float64(0.9), rng.uniform(0.5, 1.0, 4), 5], [0, 1, 2]),
-        (PROGRAMS, "branchy", lambda: [rng.standard_normal(7), np.float64(0.8), rng.standard_normal((3, 4)), rng.integers(0, 3, 7)], [0, 1, 2]),
-        (LIBRARY, "recurrence", lambda: [rng.uniform(0.5, 1.5, 5), rng.standard_normal(5)], [0, 1]),
-        (BIN_REDUCTIONS, "bin_max", lambda: [rng.standard_normal(4), np.array([0, 2, 2, 5, 1, 0, -1, 2]), rng.standard_normal(8)], [0, 2]),
-        (WHILE, "grow", lambda: [rng.uniform(0.1, 0.3, 5), np.float64(1.1), np.float64(3.0)], [0, 1]),
-        (GENERAL_SCAN, "running_logsumexp", lambda: [rng.standard_normal(6)], [0]),
-    ],
-)
+@pytest.mark.parametrize("source,function,make_args,wrt", LANE_CASES)
 def test_vector_mode_vjp_equals_one_vjp_per_lane(source, function, make_args, wrt):
     args, width = make_args(), 3
     results = soac.compile(source, function)(*args)
