@@ -3,10 +3,14 @@
 #define SOAC_PASSES_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,7 +30,12 @@ namespace soac {
 void populateSoacToLoopsPatterns(mlir::RewritePatternSet &patterns,
                                  int64_t numChunks);
 
-/// Registers the soac passes and the named pipelines (soac-lower-to-cpu).
+/// Registers the external models the passes rely on: the derivative rules of
+/// upstream ops, memory effects of gpu.launch_func and gpu.barrier.
+void registerSoacExtensions(mlir::DialectRegistry &registry);
+
+/// Registers the soac passes and the named pipelines (soac-lower-to-cpu,
+/// soac-lower-to-nvvm).
 void registerSoacPasses();
 
 #define GEN_PASS_REGISTRATION

@@ -78,6 +78,88 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
   let dependentDialects = ["soac::SoacDialect"];
 }
 
+def SoacFlatten : Pass<"soac-flatten", "mlir::ModuleOp"> {
+  let summary = "Turn nested parallelism into perfect nests (moderate flattening)";
+  let description = [{
+    Rewrites SOACs nested in `soac.map` bodies, as Futhark's moderate
+    flattening does, so that each map holds one parallel construct over its
+    rows. Every rewrite keeps results bit-identical (floating-point operations
+    are neither reordered nor reassociated) and applies only when it provably
+    does: the body has no side effects, bounds and inner functions do not
+    depend on the row where that matters; otherwise the IR is left alone.
+    Constants in map bodies are first moved in front of the maps.
+
+    - Distribution (map fission): a map whose body holds several nests (a
+      SOAC with the maps only it reads, or an op with SOACs in its regions)
+      becomes one map per nest. Values of an earlier part that a later one
+      reads become extra results (rows) of the earlier map and extra inputs
+      of the later one; every statement runs in exactly one map.
+    - map∘map: a map over rows of rank ≥ 2 inputs whose body is only maps over
+      those rows (bodies not reading the row's values) becomes one map over
+      the inputs with their two outer dimensions merged (`tensor.collapse_shape`)
+      and its results reshaped back (`tensor.expand_shape`).
+    - map∘reduce, map∘scan: the scalar statements around a nested reduce
+      (scan) go into maps of their own, before (what it reads) and after (what
+      reads it), leaving `map (λrow. reduce ⊕ (map f row))`. Such a map, whose
+      body is exactly one reduce or scan over (maps of) its rows with neutral
+      elements from outside the map, yielding the reduce's (scan's) results,
+      gets the unit attribute `soac.segmented`: a segmented reduction (scan),
+      one per row, as a GPU lowering runs with one thread block per row. The
+      attribute is a hint: it is recomputed at the end of the pass (removed
+      where the contract no longer holds), nothing requires it and other
+      passes may drop it.
+    - Loop interchange: a map whose body is one `scf.for` with bounds defined
+      outside the map, scalar carried values and a scalar body becomes an
+      `scf.for` around a map carrying one tensor per scalar (initial values:
+      the input rows, or a `tensor.splat` of a value from outside).
+
+    ```mlir
+    // before
+    %r = soac.map ins(%A : tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb0(%row: tensor<?xf32>):
+      %e = soac.map ins(%row : tensor<?xf32>) -> tensor<?xf32> {
+      ^bb0(%x: f32):
+        %y = math.exp %x : f32
+        soac.yield %y : f32
+      }
+      soac.yield %e : tensor<?xf32>
+    }
+    // after
+    %flat = tensor.collapse_shape %A [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+    %e = soac.map ins(%flat : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%x: f32):
+      %y = math.exp %x : f32
+      soac.yield %y : f32
+    }
+    %r = tensor.expand_shape %e [[0, 1]] output_shape [%n, %m]
+        : tensor<?xf32> into tensor<?x?xf32>
+
+    // before
+    %s = soac.map ins(%A : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb0(%row: tensor<?xf32>):
+      %t = soac.reduce ins(%row : tensor<?xf32>) init(%zero : f32) -> f32 { ... }
+      %u = math.sqrt %t : f32
+      soac.yield %u : f32
+    }
+    // after
+    %t = soac.map ins(%A : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb0(%row: tensor<?xf32>):
+      %t = soac.reduce ins(%row : tensor<?xf32>) init(%zero : f32) -> f32 { ... }
+      soac.yield %t : f32
+    } {soac.segmented}
+    %s = soac.map ins(%t : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%v: f32):
+      %u = math.sqrt %v : f32
+      soac.yield %u : f32
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect", "soac::SoacDialect",
+  ];
+}
+
 def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
   let summary = "Lower soac ops on tensors to linalg.generic, scf loops and tensor ops";
   let description = [{
@@ -127,6 +209,57 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
+  ];
+}
+
+def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower soac ops on tensors to GPU kernels (gpu.launch on buffers)";
+  let description = [{
+    Every SOAC that is not nested in another SOAC becomes one or more
+    `gpu.launch` kernels of 256 threads per block. The function around them
+    stays on tensors: a kernel reads the tensors it needs through
+    `bufferization.to_buffer` and writes new buffers that
+    `bufferization.to_tensor` hands back, so one-shot bufferization lowers
+    the rest as usual.
+
+    - `soac.map` and `soac.iota`: one thread per row.
+    - `soac.reduce`: up to 1024 blocks each fold a share of the rows
+      (interleaved, so that a warp reads contiguous memory, when the operator
+      is one commutative op; otherwise contiguous ranges, which keeps any
+      associative operator correct), combine their threads' values by warp
+      shuffles and workgroup memory, and one block combines the blocks'
+      results.
+    - `soac.scan`: block totals, an exclusive scan of the totals in one
+      block, then each block rescans its rows from its offset.
+    - `soac.scatter`: a copy of `dest`, then one thread per index and row
+      element (out-of-range indices skipped).
+    - `soac.reduce_by_index`: a copy of `dest`, then one atomic per value:
+      `atomicrmw` when the operator is one op the hardware has (addf, addi,
+      min/max of integers, and, or), else a compare-and-swap loop around the
+      operator (32- and 64-bit values).
+    - A map whose rows only one SOAC reads is recomputed in that SOAC's
+      kernel: `reduce (+) (map f xs)` is one pass over `xs`.
+
+    What the kernels cannot run (SOACs over tensor rows, tensors computed
+    per row) is an error at its location.
+
+    ```mlir
+    // before
+    %y = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> { ... }
+    // after (sketch)
+    %xb = bufferization.to_buffer %x read_only : ...
+    %yb = memref.alloc(%n) : memref<?xf32>
+    gpu.launch blocks(%b, %1, %2) in (%gx = %blocks, ...) threads(%t, ...) in (%bx = %c256, ...) {
+      ... %v = memref.load %xb[%i] ... memref.store %r, %yb[%i] ...
+    }
+    %y = bufferization.to_tensor %yb restrict writable : memref<?xf32> to tensor<?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::gpu::GPUDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
   ];
 }
 

@@ -1,7 +1,9 @@
 //===- Pipelines.cpp - named soac pipelines and pass registration ---------===//
 //
-// soac-lower-to-cpu: soac on tensors -> LLVM dialect (+ OpenMP), the pipeline
-// soac.compile runs; `soac-opt --soac-lower-to-cpu` reproduces it.
+// soac-lower-to-cpu: soac on tensors -> LLVM dialect (+ OpenMP);
+// soac-lower-to-nvvm: soac on tensors -> GPU kernels in NVVM, embedded in a
+// host module in the LLVM dialect. soac.compile runs them; soac-opt
+// reproduces each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -36,29 +40,25 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-void buildLowerToCpuPipeline(OpPassManager &pm,
-                             const CpuPipelineOptions &options) {
-  // Derivatives first: they produce SOACs the rest of the pipeline lowers.
-  // Inlining the generated functions lets DCE drop the primal results a
-  // caller does not use, and fusion cross the call boundaries.
+/// soac.vjp / soac.jvp expanded, then the generated functions inlined (so
+/// that DCE drops the primal results a caller does not use, and fusion
+/// crosses the call boundaries) and the re-executed code nobody reads
+/// removed.
+void addDerivativeExpansion(OpPassManager &pm) {
   pm.addPass(soac::createSoacAutodiff());
   pm.addPass(createInlinerPass());
   pm.addPass(soac::createSoacSimplify());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
 
-  // soac -> loops on tensors.
-  soac::ConvertSoacToLoopsOptions loops;
-  loops.numChunks = options.numChunks;
-  pm.addPass(soac::createConvertSoacToLoops(loops));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(soac::createSoacMarkEntryPoints());
-
+/// Tensors -> buffers for functions whose SOACs are lowered; function
+/// results become buffers the caller owns (see addDeallocation for the
+/// others).
+void addBufferization(OpPassManager &pm) {
   // A row computed into a new tensor and then inserted into its result is
   // computed in the result's slice instead (no allocation, no copy per row).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  // Tensors -> buffers; function results become buffers the caller owns.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // Loops whose carried tensor is rebuilt each iteration (a reduce over rows,
@@ -77,20 +77,21 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   // built twice): CSE makes the two one, canonicalization drops the copy.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+/// Frees every buffer that is not a function result.
+void addDeallocation(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   // The clones deallocation inserts become allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
+}
 
-  // Parallel loops, then threads.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createForallToParallelLoopPass());
-  pm.addPass(createCanonicalizerPass());
-  if (options.openmp)
-    pm.addPass(createConvertSCFToOpenMPPass());
-
-  // Everything -> LLVM dialect. Math functions LLVM has no intrinsic for
-  // (erf, atan, ...) become libm calls; integer powers become functions.
+/// Host code on buffers -> LLVM dialect. Math functions LLVM has no
+/// intrinsic for (erf, atan, ...) become libm calls; integer powers become
+/// functions. `finalConversion` converts what is left (convert-to-llvm on
+/// the CPU, gpu-to-llvm with kernel launches).
+void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -99,13 +100,93 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(soac::createConvertI1MemRefToLLVM());
   // Allocations call _mlir_memref_to_llvm_alloc/free, which soac's runtime
-  // library (runtime/soac_runtime.c) implements on malloc with huge pages.
+  // libraries implement (runtime/): malloc with huge pages on the CPU,
+  // memory that host and GPU share for GPU code.
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(std::move(finalConversion));
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void buildLowerToCpuPipeline(OpPassManager &pm,
+                             const CpuPipelineOptions &options) {
+  addDerivativeExpansion(pm);
+
+  // soac -> loops on tensors.
+  soac::ConvertSoacToLoopsOptions loops;
+  loops.numChunks = options.numChunks;
+  pm.addPass(soac::createConvertSoacToLoops(loops));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(soac::createSoacMarkEntryPoints());
+  addBufferization(pm);
+  addDeallocation(pm);
+
+  // Parallel loops, then threads.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createCanonicalizerPass());
+  if (options.openmp)
+    pm.addPass(createConvertSCFToOpenMPPass());
+
+  addHostToLLVM(pm, createConvertToLLVMPass());
+}
+
+struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture of the kernels"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (PTX ISA version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the kernels are embedded as: isa (PTX, compiled "
+                     "by the CUDA driver when loaded), bin (cubin, needs "
+                     "ptxas), fatbin"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int64_t> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the NVVM compilation"),
+      llvm::cl::init(3)};
+};
+
+void buildLowerToNvvmPipeline(OpPassManager &pm,
+                              const NvvmPipelineOptions &options) {
+  addDerivativeExpansion(pm);
+
+  // soac -> kernels on buffers inside functions on tensors.
+  pm.addPass(soac::createConvertSoacToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(soac::createSoacMarkEntryPoints());
+  addBufferization(pm);
+
+  // Kernels -> gpu.module of NVVM. Constants and index computations used
+  // by a kernel are recomputed in it rather than passed as arguments.
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // After outlining: deallocation cannot see through gpu.launch regions.
+  addDeallocation(pm);
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  // Host -> LLVM, launches -> calls of the runtime, kernels -> binaries.
+  addHostToLLVM(pm, createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 } // namespace
@@ -119,4 +200,11 @@ void soac::registerSoacPasses() {
       "deallocation, "
       "parallel loops on OpenMP threads, then LLVM",
       buildLowerToCpuPipeline);
+  PassPipelineRegistration<NvvmPipelineOptions>(
+      "soac-lower-to-nvvm",
+      "Lower soac programs on tensors for NVIDIA GPUs: soac-autodiff, "
+      "convert-soac-to-gpu, one-shot bufferization with deallocation, kernels "
+      "outlined and lowered to NVVM and embedded as PTX or cubin, host code "
+      "and kernel launches to the LLVM dialect",
+      buildLowerToNvvmPipeline);
 }

@@ -8,6 +8,7 @@
 
 #include "dialect/SoacOps.h"
 #include "passes/Passes.h"
+#include "passes/Bodies.h"
 #include "passes/Rows.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -35,33 +36,6 @@ Value indexConstant(ImplicitLocOpBuilder &b, int64_t value) {
   return arith::ConstantIndexOp::create(b, value);
 }
 
-/// Clones the single block of `body` at the builder's insertion point with its
-/// arguments bound to `args`; returns the values its soac.yield yields.
-/// `reassociate` marks the cloned floating-point ops `reassoc`: for the
-/// operator of a reduction, whose order of combination is unspecified, this
-/// lets LLVM vectorize the loop that folds it.
-SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
-                              ValueRange args, bool reassociate = false) {
-  Block &block = body.front();
-  IRMapping mapping;
-  mapping.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator()) {
-    Operation *clone = b.clone(op, mapping);
-    if (!reassociate)
-      continue;
-    clone->walk([](arith::ArithFastMathInterface fastMath) {
-      arith::FastMathFlags flags =
-          fastMath.getFastMathFlagsAttr().getValue() |
-          arith::FastMathFlags::reassoc;
-      fastMath->setAttr(
-          fastMath.getFastMathAttrName(),
-          arith::FastMathFlagsAttr::get(fastMath->getContext(), flags));
-    });
-  }
-  return llvm::map_to_vector(block.getTerminator()->getOperands(),
-                             [&](Value v) { return mapping.lookupOrDefault(v); });
-}
-
 /// Marks the scf.for loops this conversion creates over the rows of a SOAC
 /// (folds, scans, scatters, sequential maps): what runs inside runs per row.
 constexpr llvm::StringLiteral kRowLoopAttr = "soac.row_loop";
@@ -84,41 +58,6 @@ bool isNestedInParallelOp(Operation *op) {
         parent->hasAttr(kRowLoopAttr))
       return true;
   return false;
-}
-
-/// Ops reading their operand tensors row by row, in order, at one index per
-/// iteration: a map producing such an operand can be fused into them.
-bool readsRowsOf(Operation *consumer, OpOperand &use) {
-  if (isa<MapOp, ReduceOp, ScanOp>(consumer))
-    return true;
-  if (auto scatter = dyn_cast<ScatterOp>(consumer))
-    return use.get() != scatter.getDest();
-  if (auto histogram = dyn_cast<ReduceByIndexOp>(consumer))
-    return !llvm::is_contained(histogram.getDests(), use.get()) &&
-           !llvm::is_contained(histogram.getInits(), use.get());
-  return false;
-}
-
-/// The map producing `tensor` if it can be fused into `consumer`: every use
-/// of every result of the map is a row-wise read by `consumer`, in the same
-/// block (so fusion recomputes nothing more often than the map would run).
-MapOp fusableProducer(Value tensor, Operation *consumer) {
-  auto map = tensor.getDefiningOp<MapOp>();
-  if (!map || !consumer || map->getBlock() != consumer->getBlock())
-    return nullptr;
-  for (Value result : map.getResults())
-    for (OpOperand &use : result.getUses())
-      if (use.getOwner() != consumer || !readsRowsOf(consumer, use))
-        return nullptr;
-  return map;
-}
-
-/// A soac.map waits to be fused when a consumer will recompute it.
-bool waitsForFusion(MapOp map) {
-  if (map->use_empty())
-    return false;
-  Operation *consumer = *map->getUsers().begin();
-  return fusableProducer(map.getResult(0), consumer) == map;
 }
 
 /// Reads row `i` of a consumer's operand tensors. Rows of a fusable map's

@@ -1,7 +1,9 @@
-"""Compile soac programs for the CPU: lowering, JIT and shared libraries.
+"""Compile soac programs for the CPU and NVIDIA GPUs: lowering, JIT and
+shared libraries.
 
-Lowering runs the named pipeline ``soac-lower-to-cpu`` (the one
-``soac-opt --soac-lower-to-cpu`` runs), so every compilation is reproducible
+Lowering runs the named pipeline ``soac-lower-to-cpu`` or
+``soac-lower-to-nvvm`` (the ones ``soac-opt --soac-lower-to-cpu`` and
+``soac-opt --soac-lower-to-nvvm`` run), so every compilation is reproducible
 from the command line.
 
 >>> import numpy as np, soac
@@ -22,7 +24,9 @@ array([2., 3., 4.], dtype=float32)
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mlir import ir, passmanager
 
@@ -32,7 +36,7 @@ from .runtime import aot, jit
 from .runtime.abi import CompiledFunction, Signature, ValueSpec
 from .types import numpy_dtype
 
-TARGETS = ("cpu",)
+TARGETS = ("cpu", "gpu")
 EMITS = ("jit", "shared-lib")
 
 # Compiled functions by (IR text, function, options): compiling the same
@@ -44,6 +48,7 @@ _jit_cache: dict[tuple, CompiledFunction] = {}
 class CpuOptions:
     """Options of the soac-lower-to-cpu pipeline."""
 
+    TARGET: ClassVar[str] = "cpu"
     num_chunks: int = 64
     openmp: bool = True
 
@@ -52,10 +57,35 @@ class CpuOptions:
         return f"builtin.module(soac-lower-to-cpu{{num-chunks={self.num_chunks} openmp={openmp}}})"
 
 
+@dataclass(frozen=True)
+class GpuOptions:
+    """Options of the soac-lower-to-nvvm pipeline: the GPU architecture, the
+    PTX version, and how kernels are embedded (``isa``: PTX, compiled by the
+    CUDA driver when the code is loaded; ``bin``: cubin, needs ``ptxas``)."""
+
+    TARGET: ClassVar[str] = "gpu"
+    chip: str = "sm_90"
+    features: str = "+ptx80"
+    format: str = "isa"
+    opt_level: int = 3
+
+    def pipeline(self) -> str:
+        return (
+            f"builtin.module(soac-lower-to-nvvm{{chip={self.chip} features={self.features} "
+            f"format={self.format} opt-level={self.opt_level}}})"
+        )
+
+    @property
+    def openmp(self) -> bool:
+        return False
+
+
 def lower(
-    module: ir.Module | str, *, options: CpuOptions = CpuOptions(), only: str | None = None
+    module: ir.Module | str, *, options: CpuOptions | GpuOptions = CpuOptions(), only: str | None = None
 ) -> ir.Module:
-    """A copy of ``module`` lowered to the LLVM dialect by ``soac-lower-to-cpu``.
+    """A copy of ``module`` lowered to the LLVM dialect by ``soac-lower-to-cpu``
+    (``CpuOptions``) or ``soac-lower-to-nvvm`` (``GpuOptions``: host code with
+    the kernels embedded as PTX or cubin).
 
     With ``only``, the copy keeps just that function and the functions it
     calls (the others become private and ``symbol-dce`` drops them).
@@ -74,7 +104,8 @@ def lower(
         try:
             passmanager.PassManager.parse(pipeline).run(lowered.operation)
         except ir.MLIRError as error:
-            raise LoweringError("soac-lower-to-cpu failed", diagnostic_lines(error)) from None
+            name = "soac-lower-to-nvvm" if options.TARGET == "gpu" else "soac-lower-to-cpu"
+            raise LoweringError(f"{name} failed", diagnostic_lines(error)) from None
     return lowered
 
 
@@ -105,9 +136,16 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
     target: str = "cpu",
     emit: str = "jit",
     output: str | os.PathLike | None = None,
-    options: CpuOptions = CpuOptions(),
+    options: CpuOptions | GpuOptions | None = None,
 ) -> CompiledFunction | aot.SharedLibrary:
     """Compiles ``@function`` of ``module`` (an ``ir.Module`` or MLIR text).
+
+    ``target="cpu"`` (options: :class:`CpuOptions`) runs on all cores;
+    ``target="gpu"`` (options: :class:`GpuOptions`) runs the SOACs as CUDA
+    kernels: tensor arguments are copied into memory the GPU shares with the
+    host and results copied out. GPU code is compiled here without a GPU; a
+    call raises :class:`soac.runtime.abi.DeviceError` where no CUDA driver
+    or device is found.
 
     Only ``@function`` and the functions it calls are compiled.
     ``emit="jit"`` returns a callable on numpy arrays (arguments are checked
@@ -122,6 +160,10 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
         raise Error(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
     if emit not in EMITS:
         raise Error(f"unknown emit {emit!r}; available: {', '.join(EMITS)}")
+    expected = GpuOptions if target == "gpu" else CpuOptions
+    options = expected() if options is None else options
+    if not isinstance(options, expected):
+        raise Error(f"target {target!r} takes {expected.__name__}, got {type(options).__name__}")
     module = as_module(module)
     with module.context:
         available = public_functions(module)
@@ -135,7 +177,13 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
         key = (str(module), function, options)
         if key not in _jit_cache:
             lowered = lower(module, options=options, only=function)
-            _jit_cache[key] = jit.jit(lowered, [entry], openmp=options.openmp)[function]
+            if target == "gpu":
+                # GPU code runs from a shared library, the way it runs where
+                # MLIR is not installed.
+                library = aot.write_shared_library(lowered, [entry], tempfile.mkdtemp(prefix="soac-gpu-"), options)
+                _jit_cache[key] = library.load().functions[function]
+            else:
+                _jit_cache[key] = jit.jit(lowered, [entry], openmp=options.openmp)[function]
         return _jit_cache[key]
 
 

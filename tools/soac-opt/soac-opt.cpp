@@ -6,13 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/SoacDialect.h"
-#include "passes/AutoDiff/Engine.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -21,8 +21,11 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR (then PTX).
+  mlir::registerAllToLLVMIRTranslations(registry);
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
   soac::registerSoacDialects(registry);
-  soac::autodiff::registerDerivativeRules(registry);
+  soac::registerSoacExtensions(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "soac optimizer driver: the soac dialect and passes\n",
       registry));

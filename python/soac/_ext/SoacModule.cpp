@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/SoacDialect.h"
-#include "passes/AutoDiff/Engine.h"
 #include "passes/Passes.h"
 
 #include "mlir-c/IR.h"
@@ -29,7 +28,7 @@ NB_MODULE(_soac, m) {
       "register_dialects",
       [](MlirDialectRegistry registry) {
         soac::registerSoacDialects(*unwrap(registry));
-        soac::autodiff::registerDerivativeRules(*unwrap(registry));
+        soac::registerSoacExtensions(*unwrap(registry));
       },
       nb::arg("registry"),
       "Adds the soac dialects to a DialectRegistry; contexts created from it "
@@ -40,7 +39,7 @@ NB_MODULE(_soac, m) {
       [](MlirContext context) {
         mlir::DialectRegistry registry;
         soac::registerSoacDialects(registry);
-        soac::autodiff::registerDerivativeRules(registry);
+        soac::registerSoacExtensions(registry);
         unwrap(context)->appendDialectRegistry(registry);
         unwrap(context)->getOrLoadDialect("soac");
       },

@@ -17,6 +17,10 @@ shared library compiled by soac can be loaded where MLIR is not installed (see
   * result buffers are allocated with ``malloc`` and owned by the caller, who
     frees ``allocated`` with ``free``. Here the numpy array returned for them
     owns that memory: it is freed when the array (and every view of it) dies.
+
+Code compiled for the GPU has the same ABI, on CUDA managed memory from its
+runtime library (``soac_gpu_alloc`` / ``soac_gpu_free``): arguments are
+copied into such memory before the call and results copied out of it after.
 """
 
 from __future__ import annotations
@@ -55,6 +59,39 @@ except ImportError:  # the standalone copy next to a shared library
 
 class ArgumentError(*_ERROR_BASES):
     """Arguments that do not fit a compiled function's signature."""
+
+
+class DeviceError(*_ERROR_BASES[:-1], RuntimeError):
+    """Compiled GPU code that cannot run here (no CUDA driver or device)."""
+
+
+class GpuMemory:
+    """The managed memory of soac's GPU runtime, found in a loaded library."""
+
+    def __init__(self, handle: ctypes.CDLL):
+        self._alloc = handle.soac_gpu_alloc
+        self._alloc.argtypes = [ctypes.c_size_t]
+        self._alloc.restype = ctypes.c_void_p
+        self._free = handle.soac_gpu_free
+        self._free.argtypes = [ctypes.c_void_p]
+        self._free.restype = None
+        self._status = handle.soac_gpu_status
+        self._status.restype = ctypes.c_char_p
+
+    def check(self) -> None:
+        status = self._status().decode()
+        if status != "ready":
+            raise DeviceError(f"compiled GPU code cannot run here: {status}")
+
+    def copy_in(self, array: np.ndarray) -> np.ndarray:
+        """A C-contiguous copy of ``array`` in managed memory (numpy's view of it)."""
+        address = self._alloc(array.nbytes)
+        copy = np.ndarray(array.shape, array.dtype, buffer=(ctypes.c_char * max(array.nbytes, 1)).from_address(address))
+        copy[...] = array
+        return copy
+
+    def free(self, address: int) -> None:
+        self._free(address)
 
 
 @dataclass(frozen=True)
@@ -141,9 +178,10 @@ class CompiledFunction:
     """A compiled function callable on numpy arrays; see the module docstring
     for the ABI. ``keepalive`` holds whatever keeps the code loaded."""
 
-    def __init__(self, signature: Signature, address: int, keepalive: Any = None):
+    def __init__(self, signature: Signature, address: int, keepalive: Any = None, gpu: GpuMemory | None = None):
         self.signature = signature
         self._keepalive = keepalive
+        self._gpu = gpu
         packed = len(signature.results) > 1 or (
             len(signature.results) == 1 and signature.results[0].is_tensor
         )
@@ -163,6 +201,8 @@ class CompiledFunction:
         if len(args) != len(spec.args):
             raise ArgumentError(f"{spec.name} takes {len(spec.args)} arguments, got {len(args)}")
         arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
+        if self._gpu is not None:
+            return self._call_on_gpu(arrays)
         call_args = [
             ctypes.byref(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)
         ]
@@ -179,6 +219,38 @@ class CompiledFunction:
             for i, r in enumerate(spec.results)
         ]
         return values[0] if len(values) == 1 else tuple(values)
+
+
+    def _call_on_gpu(self, arrays: list[Any]) -> Any:
+        """Arguments copied into managed memory, results copied out of it;
+        every buffer involved freed once (a result may be an argument)."""
+        spec = self.signature
+        self._gpu.check()
+        copies = [self._gpu.copy_in(a) if s.is_tensor else a for a, s in zip(arrays, spec.args)]
+        owned = {c.ctypes.data for c, s in zip(copies, spec.args) if s.is_tensor}
+        try:
+            call_args = [
+                ctypes.byref(_descriptor(c, s)) if s.is_tensor else _scalar(c, s) for c, s in zip(copies, spec.args)
+            ]
+            if self._result_struct is None:
+                value = self._function(*call_args)
+                return None if not spec.results else _scalar_result(value, spec.results[0])
+            results = self._result_struct()
+            self._function(ctypes.byref(results), *call_args)
+            values = []
+            for i, r in enumerate(spec.results):
+                field = getattr(results, f"r{i}")
+                if not r.is_tensor:
+                    values.append(_scalar_result(field, r))
+                    continue
+                values.append(np.array(_borrowed_array(field, r), copy=True))
+                allocated = ctypes.cast(field.allocated, ctypes.c_void_p).value
+                if allocated:
+                    owned.add(allocated)
+            return values[0] if len(values) == 1 else tuple(values)
+        finally:
+            for address in owned:
+                self._gpu.free(address)
 
 
 def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -> Any:
@@ -235,15 +307,20 @@ class _Allocation:
 def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, _Allocation]) -> np.ndarray:
     """A numpy array over a result buffer that frees it when it is no longer
     used: one owner per allocation, as a function may return one buffer twice."""
-    dtype = np.dtype(spec.dtype)
-    shape = tuple(descriptor.sizes)
     allocated = ctypes.cast(descriptor.allocated, ctypes.c_void_p).value
-    aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
     owner = None
     if allocated:
         if allocated not in allocations:
             allocations[allocated] = _Allocation(allocated)
         owner = allocations[allocated]
+    return _borrowed_array(descriptor, spec, owner)
+
+
+def _borrowed_array(descriptor: ctypes.Structure, spec: ValueSpec, owner: Any = None) -> np.ndarray:
+    """A numpy array over a result buffer, keeping ``owner`` alive."""
+    dtype = np.dtype(spec.dtype)
+    shape = tuple(descriptor.sizes)
+    aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
     count = int(np.prod(shape)) if shape else 1
     if count == 0 or aligned is None:
         return np.zeros(shape, dtype=dtype)
@@ -266,12 +343,14 @@ class Library:
         with open(os.path.splitext(self.path)[0] + ".json") as f:
             metadata = json.load(f)
         self._handle = ctypes.CDLL(self.path)
+        self.target = metadata.get("target", "cpu")
+        gpu = GpuMemory(self._handle) if self.target == "gpu" else None
         self.functions = {}
         for entry in metadata["functions"]:
             signature = Signature.from_json(entry)
             symbol = getattr(self._handle, "_mlir_ciface_" + signature.name)
             address = ctypes.cast(symbol, ctypes.c_void_p).value
-            self.functions[signature.name] = CompiledFunction(signature, address, keepalive=self._handle)
+            self.functions[signature.name] = CompiledFunction(signature, address, keepalive=self._handle, gpu=gpu)
             setattr(self, signature.name, self.functions[signature.name])
 
 

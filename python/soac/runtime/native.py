@@ -35,6 +35,15 @@ def soac_runtime_library() -> str:
 
 
 @functools.cache
+def soac_cuda_runtime_library() -> str:
+    """Path of libsoac_cuda_runtime.so (kernel launches and managed memory of
+    compiled GPU code), installed with the package."""
+    from .. import _soac
+
+    return os.path.join(os.path.dirname(_soac.__file__), "lib", "libsoac_cuda_runtime.so")
+
+
+@functools.cache
 def runner_utils_library() -> str:
     """Path of MLIR's libmlir_c_runner_utils.so (memrefCopy and friends)."""
     return os.path.join(list(mlir.__path__)[0], "lib", "libmlir_c_runner_utils.so")

@@ -1,0 +1,327 @@
+//===- BlockPrimitives.cpp - warp and block reductions, scans, atomics ----===//
+#include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
+
+#include "passes/Bodies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace soac::kernels {
+
+//===----------------------------------------------------------------------===//
+// Values on the wire: warp shuffles and workgroup memory move 32- and 64-bit
+// integers and floats; narrower values travel widened, indices as i64.
+//===----------------------------------------------------------------------===//
+
+static Type wireType(Type type) {
+  MLIRContext *context = type.getContext();
+  if (type.isIndex())
+    return IntegerType::get(context, 64);
+  if (type.getIntOrFloatBitWidth() < 32)
+    return IntegerType::get(context, 32);
+  return type;
+}
+
+static Value toWire(ImplicitLocOpBuilder &b, Value value) {
+  Type type = value.getType();
+  Type wire = wireType(type);
+  if (type == wire)
+    return value;
+  if (type.isIndex())
+    return arith::IndexCastOp::create(b, wire, value);
+  if (isa<FloatType>(type))
+    value = arith::BitcastOp::create(
+        b, IntegerType::get(b.getContext(), type.getIntOrFloatBitWidth()),
+        value);
+  return arith::ExtUIOp::create(b, wire, value);
+}
+
+static Value fromWire(ImplicitLocOpBuilder &b, Value wire, Type type) {
+  if (wire.getType() == type)
+    return wire;
+  if (type.isIndex())
+    return arith::IndexCastOp::create(b, type, wire);
+  auto narrow = IntegerType::get(b.getContext(), type.getIntOrFloatBitWidth());
+  Value value = arith::TruncIOp::create(b, narrow, wire);
+  if (isa<FloatType>(type))
+    value = arith::BitcastOp::create(b, type, value);
+  return value;
+}
+
+/// Each value shuffled among the lanes of the warp; the flag says whether the
+/// source lane exists (same for all values).
+static std::pair<SmallVector<Value>, Value>
+shuffle(ImplicitLocOpBuilder &b, ValueRange values, int32_t offset,
+        gpu::ShuffleMode mode) {
+  SmallVector<Value> shuffled;
+  Value valid;
+  for (Value value : values) {
+    auto op = gpu::ShuffleOp::create(b, toWire(b, value), offset,
+                                     static_cast<int32_t>(kWarpSize), mode);
+    shuffled.push_back(fromWire(b, op.getShuffleResult(), value.getType()));
+    valid = op.getValid();
+  }
+  return {shuffled, valid};
+}
+
+static SmallVector<Value> select(ImplicitLocOpBuilder &b, Value condition,
+                                 ValueRange ifTrue, ValueRange ifFalse) {
+  return llvm::map_to_vector(llvm::zip(ifTrue, ifFalse), [&](auto pair) {
+    return Value(arith::SelectOp::create(b, condition, std::get<0>(pair),
+                                         std::get<1>(pair)));
+  });
+}
+
+static Value cmp(ImplicitLocOpBuilder &b, arith::CmpIPredicate predicate,
+                 Value lhs, int64_t rhs) {
+  return arith::CmpIOp::create(b, predicate, lhs, indexConstant(b, rhs));
+}
+
+//===----------------------------------------------------------------------===//
+// Combiner
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> Combiner::combine(ImplicitLocOpBuilder &b, ValueRange acc,
+                                     ValueRange values) const {
+  SmallVector<Value> args(acc);
+  llvm::append_range(args, values);
+  return inlineBody(b, op, args);
+}
+
+bool Combiner::isCommutative() const {
+  Block &block = op.front();
+  if (block.getNumArguments() != 2 || !llvm::hasSingleElement(
+                                          block.without_terminator()))
+    return false;
+  Operation &only = block.front();
+  return only.hasTrait<OpTrait::IsCommutative>() &&
+         only.getNumOperands() == 2 && only.getNumResults() == 1 &&
+         llvm::is_contained(only.getOperands(), block.getArgument(0)) &&
+         llvm::is_contained(only.getOperands(), block.getArgument(1)) &&
+         block.getTerminator()->getOperand(0) == only.getResult(0);
+}
+
+SmallVector<Type> Combiner::workgroupTypes() const {
+  return llvm::map_to_vector(neutral, [](Value v) -> Type {
+    return workgroupType(wireType(v.getType()), kWarpsPerBlock);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Folds, block reductions and scans
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> foldRows(
+    ImplicitLocOpBuilder &b, const Combiner &combiner, ValueRange acc,
+    Value first, Value end, Value step,
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value)> read) {
+  auto loop = scf::ForOp::create(
+      b, first, end, step, acc,
+      [&](OpBuilder &nested, Location loc, Value j, ValueRange carried) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> next =
+            combiner.combine(ib, carried, read(ib, j));
+        scf::YieldOp::create(ib, next);
+      });
+  return loop.getResults();
+}
+
+/// Every lane gets the combination of the values of all lanes, in lane
+/// order: a butterfly where the lane of the upper half of each pair of
+/// groups puts its partner's value first.
+static SmallVector<Value> warpAllReduce(ImplicitLocOpBuilder &b,
+                                        const Combiner &combiner, Value lane,
+                                        ValueRange values) {
+  SmallVector<Value> acc(values);
+  for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
+    auto [other, valid] = shuffle(b, acc, offset, gpu::ShuffleMode::XOR);
+    Value bit = arith::AndIOp::create(b, lane, indexConstant(b, offset));
+    Value upper = cmp(b, arith::CmpIPredicate::ne, bit, 0);
+    SmallVector<Value> first = select(b, upper, other, acc);
+    SmallVector<Value> second = select(b, upper, acc, other);
+    acc = combiner.combine(b, first, second);
+  }
+  return acc;
+}
+
+SmallVector<Value> blockReduce(ImplicitLocOpBuilder &b,
+                               const Combiner &combiner, Value thread,
+                               ValueRange values, ValueRange scratch) {
+  Value warpSize = indexConstant(b, kWarpSize);
+  Value lane = arith::RemUIOp::create(b, thread, warpSize);
+  Value warp = arith::DivUIOp::create(b, thread, warpSize);
+  SmallVector<Value> warpTotals = warpAllReduce(b, combiner, lane, values);
+  ifThen(b, cmp(b, arith::CmpIPredicate::eq, lane, 0),
+         [&](ImplicitLocOpBuilder &ib) {
+           for (auto [total, buffer] : llvm::zip(warpTotals, scratch))
+             memref::StoreOp::create(ib, toWire(ib, total), buffer,
+                                     ValueRange{warp});
+         });
+  gpu::BarrierOp::create(b);
+  // Every warp combines the warp totals (lane w holds warp w's), so every
+  // thread ends with the block's total without another broadcast.
+  Value inRange = cmp(b, arith::CmpIPredicate::ult, lane, kWarpsPerBlock);
+  Value slot = arith::MinUIOp::create(b, lane,
+                                      indexConstant(b, kWarpsPerBlock - 1));
+  SmallVector<Value> loaded;
+  for (auto [buffer, neutral] :
+       llvm::zip(scratch, combiner.neutralElements())) {
+    Value wire = memref::LoadOp::create(b, buffer, ValueRange{slot});
+    loaded.push_back(arith::SelectOp::create(
+        b, inRange, fromWire(b, wire, neutral.getType()), neutral));
+  }
+  SmallVector<Value> total = warpAllReduce(b, combiner, lane, loaded);
+  // The scratch buffers may be written again by the next block operation.
+  gpu::BarrierOp::create(b);
+  return total;
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+blockExclusiveScan(ImplicitLocOpBuilder &b, const Combiner &combiner,
+                   Value thread, ValueRange values, ValueRange scratch) {
+  Value warpSize = indexConstant(b, kWarpSize);
+  Value lane = arith::RemUIOp::create(b, thread, warpSize);
+  Value warp = arith::DivUIOp::create(b, thread, warpSize);
+  // Inclusive scan within the warp (Hillis-Steele on shuffles).
+  SmallVector<Value> inclusive(values);
+  for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
+    auto [lower, valid] = shuffle(b, inclusive, offset, gpu::ShuffleMode::UP);
+    Value has = cmp(b, arith::CmpIPredicate::uge, lane, offset);
+    inclusive =
+        select(b, has, combiner.combine(b, lower, inclusive), inclusive);
+  }
+  ifThen(b, cmp(b, arith::CmpIPredicate::eq, lane, kWarpSize - 1),
+         [&](ImplicitLocOpBuilder &ib) {
+           for (auto [total, buffer] : llvm::zip(inclusive, scratch))
+             memref::StoreOp::create(ib, toWire(ib, total), buffer,
+                                     ValueRange{warp});
+         });
+  gpu::BarrierOp::create(b);
+  auto [previous, valid] = shuffle(b, inclusive, 1, gpu::ShuffleMode::UP);
+  Value firstLane = cmp(b, arith::CmpIPredicate::eq, lane, 0);
+  SmallVector<Value> inWarp =
+      select(b, firstLane, combiner.neutralElements(), previous);
+  // The warps before this one, and all of them, from workgroup memory.
+  SmallVector<Value> init(combiner.neutralElements());
+  llvm::append_range(init, combiner.neutralElements());
+  size_t k = scratch.size();
+  auto loop = scf::ForOp::create(
+      b, indexConstant(b, 0), indexConstant(b, kWarpsPerBlock),
+      indexConstant(b, 1), init,
+      [&](OpBuilder &nested, Location loc, Value w, ValueRange carried) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> warpTotal;
+        for (auto [buffer, neutral] :
+             llvm::zip(scratch, combiner.neutralElements()))
+          warpTotal.push_back(fromWire(
+              ib, memref::LoadOp::create(ib, buffer, ValueRange{w}),
+              neutral.getType()));
+        ValueRange prefix = carried.take_front(k);
+        ValueRange total = carried.drop_front(k);
+        Value before =
+            arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, w, warp);
+        SmallVector<Value> next = select(
+            ib, before, combiner.combine(ib, prefix, warpTotal), prefix);
+        llvm::append_range(next, combiner.combine(ib, total, warpTotal));
+        scf::YieldOp::create(ib, next);
+      });
+  SmallVector<Value> exclusive = combiner.combine(
+      b, loop.getResults().take_front(k), inWarp);
+  gpu::BarrierOp::create(b);
+  return {exclusive, SmallVector<Value>(loop.getResults().drop_front(k))};
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics
+//===----------------------------------------------------------------------===//
+
+/// The kind of the native atomic for a one-op operator, if any.
+static std::optional<arith::AtomicRMWKind> nativeAtomicKind(Region &op) {
+  Block &block = op.front();
+  if (block.getNumArguments() != 2 ||
+      !llvm::hasSingleElement(block.without_terminator()))
+    return std::nullopt;
+  Operation &only = block.front();
+  if (only.getNumOperands() != 2 ||
+      !llvm::is_contained(only.getOperands(), block.getArgument(0)) ||
+      !llvm::is_contained(only.getOperands(), block.getArgument(1)) ||
+      only.getOperand(0) == only.getOperand(1) ||
+      block.getTerminator()->getOperand(0) != only.getResult(0))
+    return std::nullopt;
+  using Kind = arith::AtomicRMWKind;
+  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(&only)
+      .Case([](arith::AddFOp) { return Kind::addf; })
+      .Case([](arith::AddIOp) { return Kind::addi; })
+      .Case([](arith::MaxSIOp) { return Kind::maxs; })
+      .Case([](arith::MaxUIOp) { return Kind::maxu; })
+      .Case([](arith::MinSIOp) { return Kind::mins; })
+      .Case([](arith::MinUIOp) { return Kind::minu; })
+      .Case([](arith::AndIOp) { return Kind::andi; })
+      .Case([](arith::OrIOp) { return Kind::ori; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+LogicalResult checkAtomicCombine(Region &op, Type element,
+                                 Operation *soacOp) {
+  if (nativeAtomicKind(op))
+    return success();
+  if (element.isIntOrFloat() && (element.getIntOrFloatBitWidth() == 32 ||
+                                 element.getIntOrFloatBitWidth() == 64))
+    return success();
+  return soacOp->emitOpError()
+         << "combines " << element
+         << " with an operator that has no atomic instruction: the GPU "
+            "lowering needs 32- or 64-bit values for compare-and-swap";
+}
+
+void atomicCombine(ImplicitLocOpBuilder &b, Region &op, Value buffer,
+                   Value index, Value value) {
+  if (std::optional<arith::AtomicRMWKind> kind = nativeAtomicKind(op)) {
+    memref::AtomicRMWOp::create(b, *kind, value, buffer, ValueRange{index});
+    return;
+  }
+  // Compare-and-swap loop on the value's bits: read, combine, swap if
+  // unchanged, else retry with what was there.
+  Type type = value.getType();
+  auto bits = IntegerType::get(b.getContext(), type.getIntOrFloatBitWidth());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
+  Value offset = arith::MulIOp::create(
+      b, index, indexConstant(b, type.getIntOrFloatBitWidth() / 8));
+  Value address = arith::IndexCastOp::create(
+      b, b.getI64Type(), arith::AddIOp::create(b, base, offset));
+  Value pointer = LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext()), address);
+  Value initial = LLVM::LoadOp::create(b, bits, pointer);
+  auto loop = scf::WhileOp::create(
+      b, TypeRange{bits}, ValueRange{initial},
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value expected = args[0];
+        Value current = type == bits ? expected
+                                     : Value(arith::BitcastOp::create(
+                                           ib, type, expected));
+        Value combined = inlineBody(ib, op, {current, value})[0];
+        Value desired = type == bits ? combined
+                                     : Value(arith::BitcastOp::create(
+                                           ib, bits, combined));
+        auto exchange = LLVM::AtomicCmpXchgOp::create(
+            ib, pointer, expected, desired, LLVM::AtomicOrdering::acq_rel,
+            LLVM::AtomicOrdering::monotonic);
+        Value seen = LLVM::ExtractValueOp::create(ib, exchange, 0);
+        Value swapped = LLVM::ExtractValueOp::create(ib, exchange, 1);
+        Value retry = arith::XOrIOp::create(
+            ib, swapped, arith::ConstantIntOp::create(ib, 1, 1));
+        scf::ConditionOp::create(ib, retry, ValueRange{seen});
+      },
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        scf::YieldOp::create(nested, loc, args);
+      });
+  (void)loop;
+}
+
+} // namespace soac::kernels

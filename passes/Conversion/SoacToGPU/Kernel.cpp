@@ -1,0 +1,239 @@
+//===- Kernel.cpp - building gpu.launch kernels from SOACs ----------------===//
+#include "passes/Conversion/SoacToGPU/Kernel.h"
+
+#include "passes/Bodies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+
+namespace soac::kernels {
+
+LogicalResult checkScalarCode(Region &region, Operation *soacOp) {
+  auto isTensor = [](Type type) { return isa<TensorType>(type); };
+  for (BlockArgument arg : region.getArguments())
+    if (isTensor(arg.getType()))
+      return soacOp->emitOpError()
+             << "has rows of type " << arg.getType()
+             << ": this SOAC is not supported by the GPU lowering (it needs "
+                "scalar rows here)";
+  WalkResult result = region.walk([&](Operation *op) {
+    bool readsOutside = isa<tensor::ExtractOp, tensor::DimOp>(op) &&
+                        !region.isAncestor(op->getOperand(0).getParentRegion());
+    if (readsOutside)
+      return WalkResult::advance();
+    if (llvm::any_of(op->getOperandTypes(), isTensor) ||
+        llvm::any_of(op->getResultTypes(), isTensor)) {
+      InFlightDiagnostic error =
+          op->emitOpError()
+          << "is not supported by the GPU lowering here: code running "
+             "per row of a SOAC may only compute scalars and read tensors "
+             "(tensor.extract, tensor.dim)";
+      error.attachNote(soacOp->getLoc())
+          << "in the body of this '" << soacOp->getName() << "'";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+bool hasScalarRows(MapOp map) {
+  auto rank1 = [](Type type) {
+    return cast<RankedTensorType>(type).getRank() == 1;
+  };
+  return llvm::all_of(map.getInputs().getTypes(), rank1) &&
+         llvm::all_of(map.getResultTypes(), rank1);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+Value Buffers::of(ImplicitLocOpBuilder &host, Value tensor) {
+  auto found = buffers.find(tensor);
+  if (found != buffers.end())
+    return found->second;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value source = tensor;
+  // A constant bufferizes to a global of the host program, which kernels
+  // cannot read: copy it into an allocation (GPU-visible memory).
+  if (tensor.getDefiningOp<arith::ConstantOp>())
+    source = bufferization::AllocTensorOp::create(host, type, ValueRange{},
+                                                  /*copy=*/tensor);
+  // Any layout: a slice of another buffer is read where it is.
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(host.getContext(), ShapedType::kDynamic,
+                                       strides);
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  auto toBuffer = bufferization::ToBufferOp::create(host, memrefType, source);
+  toBuffer.setReadOnly(true);
+  buffers[tensor] = toBuffer;
+  return toBuffer;
+}
+
+void Buffers::addFreeTensors(ImplicitLocOpBuilder &host, Region &region) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(region, above);
+  for (Value value : above)
+    if (isa<RankedTensorType>(value.getType()))
+      of(host, value);
+}
+
+void Buffers::rewriteReads(gpu::LaunchOp launch) const {
+  SmallVector<Operation *> reads;
+  launch.walk([&](Operation *op) {
+    if (isa<tensor::ExtractOp, tensor::DimOp>(op) &&
+        buffers.count(op->getOperand(0)))
+      reads.push_back(op);
+  });
+  for (Operation *op : reads) {
+    ImplicitLocOpBuilder b(op->getLoc(), op);
+    Value buffer = buffers.lookup(op->getOperand(0));
+    Value replacement;
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+      replacement = memref::LoadOp::create(b, buffer, extract.getIndices());
+    else
+      replacement =
+          memref::DimOp::create(b, buffer, cast<tensor::DimOp>(op).getIndex());
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// ElementReader
+//===----------------------------------------------------------------------===//
+
+MapOp fusedScalarMap(Value tensor, Operation *consumer) {
+  MapOp map = fusableProducer(tensor, consumer);
+  return map && hasScalarRows(map) ? map : nullptr;
+}
+
+ElementReader::ElementReader(ImplicitLocOpBuilder &host, Buffers &buffers,
+                             ValueRange tensors, Operation *consumer)
+    : tensors(tensors), consumer(consumer) {
+  prepare(host, buffers, tensors, consumer);
+}
+
+void ElementReader::prepare(ImplicitLocOpBuilder &host, Buffers &buffers,
+                            ValueRange inputs, Operation *reader) {
+  for (Value tensor : inputs) {
+    if (MapOp map = fusedScalarMap(tensor, reader)) {
+      if (llvm::is_contained(fused, map))
+        continue;
+      fused.push_back(map);
+      buffers.addFreeTensors(host, map.getBody());
+      prepare(host, buffers, map.getInputs(), map);
+      continue;
+    }
+    buffers.of(host, tensor);
+    if (!firstLeaf)
+      firstLeaf = tensor;
+  }
+}
+
+Value ElementReader::size(ImplicitLocOpBuilder &host) const {
+  auto type = cast<RankedTensorType>(firstLeaf.getType());
+  if (!type.isDynamicDim(0))
+    return indexConstant(host, type.getDimSize(0));
+  return tensor::DimOp::create(host, firstLeaf, 0);
+}
+
+SmallVector<Value> ElementReader::read(ImplicitLocOpBuilder &b,
+                                       Value i) const {
+  DenseMap<Operation *, SmallVector<Value>> computed;
+  std::function<Value(Value, Operation *)> element = [&](Value tensor,
+                                                         Operation *reader) {
+    MapOp map = fusedScalarMap(tensor, reader);
+    if (!map)
+      return Value(tensor::ExtractOp::create(b, tensor, ValueRange{i}));
+    if (!computed.count(map)) {
+      SmallVector<Value> inputs = llvm::map_to_vector(
+          map.getInputs(), [&](Value in) { return element(in, map); });
+      computed[map] = inlineBody(b, map.getBody(), inputs);
+    }
+    return computed[map][cast<OpResult>(tensor).getResultNumber()];
+  };
+  return llvm::map_to_vector(tensors,
+                             [&](Value t) { return element(t, consumer); });
+}
+
+SmallVector<MapOp> ElementReader::fusedMaps() const { return fused; }
+
+//===----------------------------------------------------------------------===//
+// Launches and buffers
+//===----------------------------------------------------------------------===//
+
+gpu::LaunchOp launchKernel(
+    ImplicitLocOpBuilder &host, Value blocks, TypeRange workgroup,
+    const Buffers &buffers,
+    function_ref<void(ImplicitLocOpBuilder &, const ThreadIds &, ValueRange)>
+        body) {
+  Value one = indexConstant(host, 1);
+  Value threads = indexConstant(host, kBlockSize);
+  auto launch = gpu::LaunchOp::create(host, blocks, one, one, threads, one,
+                                      one, /*dynamicSharedMemorySize=*/nullptr,
+                                      /*asyncTokenType=*/nullptr,
+                                      /*asyncDependencies=*/{}, workgroup);
+  ImplicitLocOpBuilder b(host.getLoc(), host.getContext());
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  ThreadIds ids;
+  ids.thread = launch.getThreadIds().x;
+  ids.block = launch.getBlockIds().x;
+  Value blockSize = indexConstant(b, kBlockSize);
+  ids.global = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, ids.block, blockSize), ids.thread);
+  ids.count = arith::MulIOp::create(b, launch.getGridSize().x, blockSize);
+  body(b, ids, launch.getWorkgroupAttributions());
+  gpu::TerminatorOp::create(b);
+  buffers.rewriteReads(launch);
+  return launch;
+}
+
+Value allocBuffer(ImplicitLocOpBuilder &host, RankedTensorType type,
+                  ValueRange dynamicSizes) {
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return memref::AllocOp::create(host, memrefType, dynamicSizes);
+}
+
+Value asTensor(ImplicitLocOpBuilder &host, Value buffer, Type tensorType) {
+  return bufferization::ToTensorOp::create(host, tensorType, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+MemRefType workgroupType(Type element, int64_t size) {
+  auto space = gpu::AddressSpaceAttr::get(element.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+  return MemRefType::get({size}, element, MemRefLayoutAttrInterface{}, space);
+}
+
+Value indexConstant(ImplicitLocOpBuilder &b, int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
+}
+
+Value ceilDiv(ImplicitLocOpBuilder &b, Value a, Value bValue) {
+  return arith::CeilDivUIOp::create(b, a, bValue);
+}
+
+Value blocksFor(ImplicitLocOpBuilder &host, Value n) {
+  Value blocks = ceilDiv(host, n, indexConstant(host, kBlockSize));
+  return arith::MaxUIOp::create(host, blocks, indexConstant(host, 1));
+}
+
+void ifThen(ImplicitLocOpBuilder &b, Value condition,
+            function_ref<void(ImplicitLocOpBuilder &)> then) {
+  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
+  ImplicitLocOpBuilder inner(b.getLoc(), b.getContext());
+  inner.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  then(inner);
+}
+
+} // namespace soac::kernels

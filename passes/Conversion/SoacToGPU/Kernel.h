@@ -1,0 +1,129 @@
+//===- Kernel.h - building gpu.launch kernels from SOACs --------*- C++ -*-===//
+//
+// The host side stays on tensors: a SOAC becomes kernels (gpu.launch on
+// memrefs) between bufferization.to_buffer of the tensors it reads and
+// bufferization.to_tensor of the buffers it writes, so that one-shot
+// bufferization lowers the rest of the function as usual. Inside a kernel
+// there are only scalars and buffers: tensor.extract / tensor.dim of a tensor
+// read by the kernel become memref.load / memref.dim of its buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_CONVERSION_SOACTOGPU_KERNEL_H
+#define SOAC_PASSES_CONVERSION_SOACTOGPU_KERNEL_H
+
+#include "dialect/SoacOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace soac::kernels {
+
+/// Threads per block of every kernel (a multiple of the warp size).
+constexpr int64_t kBlockSize = 256;
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kWarpsPerBlock = kBlockSize / kWarpSize;
+/// Blocks of the kernels whose threads each fold a range of rows (the phases
+/// of reduce and scan): enough to keep every multiprocessor of a large GPU
+/// busy, few enough for one block to combine their partial results.
+constexpr int64_t kFoldBlocks = 1024;
+
+/// Succeeds when `region` (a SOAC body or operator) can run inside a kernel:
+/// its values are scalars, and it reads tensors defined outside it only with
+/// tensor.extract and tensor.dim. Otherwise emits an error at `soacOp` naming
+/// the op that cannot.
+mlir::LogicalResult checkScalarCode(mlir::Region &region,
+                                    mlir::Operation *soacOp);
+
+/// True when `map` maps scalars to scalars (1-D inputs and results).
+bool hasScalarRows(MapOp map);
+
+/// The tensors a SOAC's kernels read, as buffers on the host side.
+class Buffers {
+public:
+  /// The buffer of `tensor`, made at the host builder's insertion point the
+  /// first time (a constant is copied into memory the GPU can read).
+  mlir::Value of(mlir::ImplicitLocOpBuilder &host, mlir::Value tensor);
+  /// Buffers every tensor used in `region` and defined outside it.
+  void addFreeTensors(mlir::ImplicitLocOpBuilder &host, mlir::Region &region);
+  /// Replaces tensor.extract / tensor.dim of buffered tensors in `launch` by
+  /// memref.load / memref.dim of their buffers.
+  void rewriteReads(mlir::gpu::LaunchOp launch) const;
+
+private:
+  llvm::DenseMap<mlir::Value, mlir::Value> buffers;
+};
+
+/// Reads element `i` of 1-D tensors inside a kernel. An element of a map's
+/// result that only this SOAC reads is recomputed from the map's inputs
+/// (recursively): `reduce (+) (map f xs)` reads `xs` once and writes nothing.
+class ElementReader {
+public:
+  /// Buffers (on the host side) what reading `tensors` needs.
+  ElementReader(mlir::ImplicitLocOpBuilder &host, Buffers &buffers,
+                mlir::ValueRange tensors, mlir::Operation *consumer);
+
+  /// The common outer size, from a tensor actually read (host side).
+  mlir::Value size(mlir::ImplicitLocOpBuilder &host) const;
+  /// Element `i` of each tensor (kernel side).
+  llvm::SmallVector<mlir::Value> read(mlir::ImplicitLocOpBuilder &b,
+                                      mlir::Value i) const;
+  /// The maps recomputed in the kernel, erased with the consumer.
+  llvm::SmallVector<MapOp> fusedMaps() const;
+
+private:
+  void prepare(mlir::ImplicitLocOpBuilder &host, Buffers &buffers,
+               mlir::ValueRange tensors, mlir::Operation *consumer);
+
+  llvm::SmallVector<mlir::Value> tensors;
+  mlir::Operation *consumer;
+  llvm::SmallVector<MapOp> fused;
+  mlir::Value firstLeaf;
+};
+
+/// The map producing `tensor` when `consumer` recomputes its elements.
+MapOp fusedScalarMap(mlir::Value tensor, mlir::Operation *consumer);
+
+/// Ids of the running thread, at the start of a kernel's body.
+struct ThreadIds {
+  mlir::Value thread; // in the block
+  mlir::Value block;
+  mlir::Value global; // block * kBlockSize + thread
+  mlir::Value count;  // threads in the grid
+};
+
+/// A gpu.launch of `blocks` blocks of kBlockSize threads on the host
+/// builder's insertion point, with one workgroup buffer per type of
+/// `workgroup` (memrefs in workgroup memory). `body` fills it; reads of
+/// buffered tensors are then rewritten (see Buffers::rewriteReads).
+mlir::gpu::LaunchOp
+launchKernel(mlir::ImplicitLocOpBuilder &host, mlir::Value blocks,
+             mlir::TypeRange workgroup, const Buffers &buffers,
+             llvm::function_ref<void(mlir::ImplicitLocOpBuilder &,
+                                     const ThreadIds &, mlir::ValueRange)>
+                 body);
+
+/// A new buffer for a tensor of `type` with the given dynamic sizes.
+mlir::Value allocBuffer(mlir::ImplicitLocOpBuilder &host,
+                        mlir::RankedTensorType type,
+                        mlir::ValueRange dynamicSizes);
+/// The tensor whose contents a kernel wrote into `buffer`.
+mlir::Value asTensor(mlir::ImplicitLocOpBuilder &host, mlir::Value buffer,
+                     mlir::Type tensorType);
+
+/// A workgroup-memory buffer type of `size` elements of `element`.
+mlir::MemRefType workgroupType(mlir::Type element, int64_t size);
+
+mlir::Value indexConstant(mlir::ImplicitLocOpBuilder &b, int64_t value);
+/// ceil(a / b) for non-negative indices.
+mlir::Value ceilDiv(mlir::ImplicitLocOpBuilder &b, mlir::Value a,
+                    mlir::Value bValue);
+/// Blocks for one thread per element of `n` (at least one).
+mlir::Value blocksFor(mlir::ImplicitLocOpBuilder &host, mlir::Value n);
+/// scf.if `condition` then `then` (no results).
+void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value condition,
+            llvm::function_ref<void(mlir::ImplicitLocOpBuilder &)> then);
+
+} // namespace soac::kernels
+
+#endif // SOAC_PASSES_CONVERSION_SOACTOGPU_KERNEL_H

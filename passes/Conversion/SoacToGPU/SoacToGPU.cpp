@@ -1,0 +1,540 @@
+//===- SoacToGPU.cpp - soac ops to GPU kernels ----------------------------===//
+//
+// Each SOAC outside other SOACs becomes one or more gpu.launch kernels of
+// kBlockSize threads (see Kernel.h for how tensors cross into kernels):
+//
+//   map, iota        one thread per row
+//   reduce           blocks fold rows (interleaved when the operator is one
+//                    commutative op, else contiguous ranges), combine in the
+//                    block by warp shuffles and workgroup memory; one block
+//                    combines the blocks' partial results
+//   scan             block totals; an exclusive scan of them in one block;
+//                    each block rescans its rows from its offset
+//   scatter          copy of dest, then one thread per (index, row element)
+//   reduce_by_index  copy of dest, then one atomic per value
+//
+// A map whose rows only one SOAC reads is recomputed inside that SOAC's
+// kernel (ElementReader). What the kernels cannot run is an error at its
+// location. Temporary buffers are freed by the deallocation pipeline that
+// runs after bufferization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Bodies.h"
+#include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
+#include "passes/Conversion/SoacToGPU/Kernel.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace soac {
+#define GEN_PASS_DEF_CONVERTSOACTOGPU
+#include "passes/Passes.h.inc"
+} // namespace soac
+
+using namespace mlir;
+using namespace soac;
+using namespace soac::kernels;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Value lessThan(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
+}
+
+Value minIndex(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
+  return arith::MinUIOp::create(b, lhs, rhs);
+}
+
+/// A rank-1 buffer of `count` elements of `element`.
+Value allocVector(ImplicitLocOpBuilder &host, Type element, Value count) {
+  return memref::AllocOp::create(
+      host, MemRefType::get({ShapedType::kDynamic}, element), count);
+}
+
+/// The contiguous range [lo, hi) of `n` rows that thread `t` of `threads`
+/// folds when rows must be combined in order.
+std::pair<Value, Value> contiguousRange(ImplicitLocOpBuilder &b, Value t,
+                                        Value threads, Value n) {
+  Value chunk = ceilDiv(b, n, threads);
+  Value lo = minIndex(b, arith::MulIOp::create(b, t, chunk), n);
+  Value hi = minIndex(b, arith::AddIOp::create(b, lo, chunk), n);
+  return {lo, hi};
+}
+
+/// Blocks of the kernels folding `n` rows: one row per thread up to
+/// kFoldBlocks blocks.
+Value foldBlocks(ImplicitLocOpBuilder &host, Value n) {
+  return minIndex(host, blocksFor(host, n), indexConstant(host, kFoldBlocks));
+}
+
+/// Sizes of `tensor` as values on the host.
+SmallVector<Value> sizesOf(ImplicitLocOpBuilder &host, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d)
+                        ? Value(tensor::DimOp::create(host, tensor, d))
+                        : indexConstant(host, type.getDimSize(d)));
+  return sizes;
+}
+
+SmallVector<Value> dynamicSizes(RankedTensorType type, ValueRange sizes) {
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(sizes[d]);
+  return dynamic;
+}
+
+Value product(ImplicitLocOpBuilder &b, ValueRange sizes) {
+  Value result = indexConstant(b, 1);
+  for (Value size : sizes)
+    result = arith::MulIOp::create(b, result, size);
+  return result;
+}
+
+/// The multi-index of element `flat` of an array of `sizes` (row-major).
+SmallVector<Value> unflatten(ImplicitLocOpBuilder &b, Value flat,
+                             ValueRange sizes) {
+  SmallVector<Value> indices(sizes.size());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    indices[d] = d == 0 ? flat : Value(arith::RemUIOp::create(b, flat, sizes[d]));
+    if (d > 0)
+      flat = arith::DivUIOp::create(b, flat, sizes[d]);
+  }
+  return indices;
+}
+
+/// A new buffer holding a copy of `tensor` (one thread per element).
+Value copyToNewBuffer(ImplicitLocOpBuilder &host, Buffers &buffers,
+                      Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> sizes = sizesOf(host, tensor);
+  Value copy = allocBuffer(host, type, dynamicSizes(type, sizes));
+  buffers.of(host, tensor);
+  Value count = product(host, sizes);
+  launchKernel(host, blocksFor(host, count), {}, buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, count),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          SmallVector<Value> at =
+                              unflatten(ib, ids.global, sizes);
+                          Value v = tensor::ExtractOp::create(ib, tensor, at);
+                          memref::StoreOp::create(ib, v, copy, at);
+                        });
+               });
+  return copy;
+}
+
+/// Replaces `op` by `results` and erases the maps its kernels recomputed.
+void replace(Operation *op, ValueRange results, const ElementReader *reader) {
+  op->replaceAllUsesWith(results);
+  op->erase();
+  if (reader)
+    for (MapOp map : reader->fusedMaps())
+      map.erase();
+}
+
+//===----------------------------------------------------------------------===//
+// One lowering per op
+//===----------------------------------------------------------------------===//
+
+void lowerMap(MapOp map) {
+  ImplicitLocOpBuilder host(map.getLoc(), map);
+  Buffers buffers;
+  buffers.addFreeTensors(host, map.getBody());
+  ElementReader reader(host, buffers, map.getInputs(), map);
+  Value n = reader.size(host);
+  SmallVector<Value> outputs = llvm::map_to_vector(map.getResultTypes(), [&](Type t) {
+    auto type = cast<RankedTensorType>(t);
+    return allocBuffer(host, type, dynamicSizes(type, {n}));
+  });
+  launchKernel(host, blocksFor(host, n), {}, buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, n),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          SmallVector<Value> rows = reader.read(ib, ids.global);
+                          SmallVector<Value> values =
+                              inlineBody(ib, map.getBody(), rows);
+                          for (auto [v, out] : llvm::zip(values, outputs))
+                            memref::StoreOp::create(ib, v, out,
+                                                    ValueRange{ids.global});
+                        });
+               });
+  SmallVector<Value> results;
+  for (auto [out, type] : llvm::zip(outputs, map.getResultTypes()))
+    results.push_back(asTensor(host, out, type));
+  replace(map, results, &reader);
+}
+
+void lowerIota(IotaOp iota) {
+  ImplicitLocOpBuilder host(iota.getLoc(), iota);
+  auto type = cast<RankedTensorType>(iota.getType());
+  Value n = type.isDynamicDim(0) ? iota.getSize()
+                                 : indexConstant(host, type.getDimSize(0));
+  Value out = allocBuffer(host, type, dynamicSizes(type, {n}));
+  Buffers none;
+  launchKernel(host, blocksFor(host, n), {}, none,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, n),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          Value v = ids.global;
+                          if (!type.getElementType().isIndex())
+                            v = arith::IndexCastOp::create(
+                                ib, type.getElementType(), v);
+                          memref::StoreOp::create(ib, v, out,
+                                                  ValueRange{ids.global});
+                        });
+               });
+  replace(iota, asTensor(host, out, type), nullptr);
+}
+
+/// Each thread folds its rows of `n` (interleaved when the operator allows,
+/// else a contiguous range), then the block combines the threads' values.
+SmallVector<Value> foldBlockRows(ImplicitLocOpBuilder &b,
+                                 const Combiner &combiner,
+                                 const ThreadIds &ids, Value n,
+                                 ValueRange scratch,
+                                 const ElementReader &reader) {
+  auto read = [&](ImplicitLocOpBuilder &ib, Value j) {
+    return reader.read(ib, j);
+  };
+  SmallVector<Value> acc;
+  if (combiner.isCommutative()) {
+    acc = foldRows(b, combiner, combiner.neutralElements(), ids.global, n,
+                   ids.count, read);
+  } else {
+    auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
+    acc = foldRows(b, combiner, combiner.neutralElements(), lo, hi,
+                   indexConstant(b, 1), read);
+  }
+  return blockReduce(b, combiner, ids.thread, acc, scratch);
+}
+
+/// Loads of element `j` of rank-1 buffers.
+SmallVector<Value> loadAll(ImplicitLocOpBuilder &b, ValueRange buffers,
+                           Value j) {
+  return llvm::map_to_vector(buffers, [&](Value buffer) {
+    return Value(memref::LoadOp::create(b, buffer, ValueRange{j}));
+  });
+}
+
+void storeAll(ImplicitLocOpBuilder &b, ValueRange values, ValueRange buffers,
+              Value j) {
+  for (auto [v, buffer] : llvm::zip(values, buffers))
+    memref::StoreOp::create(b, v, buffer, ValueRange{j});
+}
+
+Value isThreadZero(ImplicitLocOpBuilder &b, const ThreadIds &ids) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ids.thread,
+                               indexConstant(b, 0));
+}
+
+void lowerReduce(ReduceOp reduce) {
+  ImplicitLocOpBuilder host(reduce.getLoc(), reduce);
+  Buffers buffers;
+  buffers.addFreeTensors(host, reduce.getBody());
+  ElementReader reader(host, buffers, reduce.getInputs(), reduce);
+  Combiner combiner(reduce.getBody(), reduce.getInits());
+  Value n = reader.size(host);
+  Value blocks = foldBlocks(host, n);
+  SmallVector<Value> partials, totals;
+  for (Value init : reduce.getInits()) {
+    partials.push_back(allocVector(host, init.getType(), blocks));
+    totals.push_back(allocVector(host, init.getType(), indexConstant(host, 1)));
+  }
+  launchKernel(host, blocks, combiner.workgroupTypes(), buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                   ValueRange scratch) {
+                 SmallVector<Value> total =
+                     foldBlockRows(b, combiner, ids, n, scratch, reader);
+                 ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
+                   storeAll(ib, total, partials, ids.block);
+                 });
+               });
+  // One block combines the partial results, each thread a contiguous range.
+  launchKernel(host, indexConstant(host, 1), combiner.workgroupTypes(), buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                   ValueRange scratch) {
+                 auto [lo, hi] = contiguousRange(
+                     b, ids.thread, indexConstant(b, kBlockSize), blocks);
+                 SmallVector<Value> acc = foldRows(
+                     b, combiner, combiner.neutralElements(), lo, hi,
+                     indexConstant(b, 1),
+                     [&](ImplicitLocOpBuilder &ib, Value j) {
+                       return loadAll(ib, partials, j);
+                     });
+                 SmallVector<Value> total =
+                     blockReduce(b, combiner, ids.thread, acc, scratch);
+                 ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
+                   storeAll(ib, total, totals, indexConstant(ib, 0));
+                 });
+               });
+  SmallVector<Value> results = loadAll(host, totals, indexConstant(host, 0));
+  replace(reduce, results, &reader);
+}
+
+void lowerScan(ScanOp scan) {
+  ImplicitLocOpBuilder host(scan.getLoc(), scan);
+  Buffers buffers;
+  buffers.addFreeTensors(host, scan.getBody());
+  ElementReader reader(host, buffers, scan.getInputs(), scan);
+  Combiner combiner(scan.getBody(), scan.getInits());
+  Value n = reader.size(host);
+  Value blocks = foldBlocks(host, n);
+  SmallVector<Value> blockTotals, blockOffsets, outputs;
+  for (Value init : scan.getInits()) {
+    blockTotals.push_back(allocVector(host, init.getType(), blocks));
+    blockOffsets.push_back(allocVector(host, init.getType(), blocks));
+  }
+  for (Type t : scan.getResultTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    outputs.push_back(allocBuffer(host, type, dynamicSizes(type, {n})));
+  }
+  auto read = [&](ImplicitLocOpBuilder &ib, Value j) {
+    return reader.read(ib, j);
+  };
+  // Each thread's contiguous range of rows, folded.
+  auto threadFold = [&](ImplicitLocOpBuilder &b, const ThreadIds &ids) {
+    auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
+    SmallVector<Value> acc =
+        foldRows(b, combiner, combiner.neutralElements(), lo, hi,
+                 indexConstant(b, 1), read);
+    return std::make_tuple(lo, hi, acc);
+  };
+  // 1. The total of each block's rows.
+  launchKernel(host, blocks, combiner.workgroupTypes(), buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                   ValueRange scratch) {
+                 auto [lo, hi, acc] = threadFold(b, ids);
+                 SmallVector<Value> total =
+                     blockReduce(b, combiner, ids.thread, acc, scratch);
+                 ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
+                   storeAll(ib, total, blockTotals, ids.block);
+                 });
+               });
+  // 2. Exclusive scan of the block totals, in one block.
+  launchKernel(
+      host, indexConstant(host, 1), combiner.workgroupTypes(), buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange scratch) {
+        auto [lo, hi] = contiguousRange(b, ids.thread,
+                                        indexConstant(b, kBlockSize), blocks);
+        auto loadTotals = [&](ImplicitLocOpBuilder &ib, Value j) {
+          return loadAll(ib, blockTotals, j);
+        };
+        SmallVector<Value> acc =
+            foldRows(b, combiner, combiner.neutralElements(), lo, hi,
+                     indexConstant(b, 1), loadTotals);
+        SmallVector<Value> offset =
+            blockExclusiveScan(b, combiner, ids.thread, acc, scratch).first;
+        scf::ForOp::create(
+            b, lo, hi, indexConstant(b, 1), offset,
+            [&](OpBuilder &nested, Location loc, Value j, ValueRange running) {
+              ImplicitLocOpBuilder ib(loc, nested);
+              storeAll(ib, running, blockOffsets, j);
+              scf::YieldOp::create(
+                  ib, combiner.combine(ib, running, loadTotals(ib, j)));
+            });
+      });
+  // 3. Each thread rescans its rows from its block's and its own offset.
+  launchKernel(
+      host, blocks, combiner.workgroupTypes(), buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange scratch) {
+        auto [lo, hi, acc] = threadFold(b, ids);
+        SmallVector<Value> inBlock =
+            blockExclusiveScan(b, combiner, ids.thread, acc, scratch).first;
+        SmallVector<Value> start = combiner.combine(
+            b, loadAll(b, blockOffsets, ids.block), inBlock);
+        scf::ForOp::create(
+            b, lo, hi, indexConstant(b, 1), start,
+            [&](OpBuilder &nested, Location loc, Value j, ValueRange running) {
+              ImplicitLocOpBuilder ib(loc, nested);
+              SmallVector<Value> next =
+                  combiner.combine(ib, running, read(ib, j));
+              storeAll(ib, next, outputs, j);
+              scf::YieldOp::create(ib, next);
+            });
+      });
+  SmallVector<Value> results;
+  for (auto [out, type] : llvm::zip(outputs, scan.getResultTypes()))
+    results.push_back(asTensor(host, out, type));
+  replace(scan, results, &reader);
+}
+
+/// `index` (any integer type) as an index, and whether it is in [0, size).
+std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
+                                     Value size) {
+  if (!index.getType().isIndex())
+    index = arith::IndexCastOp::create(b, b.getIndexType(), index);
+  // Negative indices are huge as unsigned numbers: one comparison.
+  return {index, lessThan(b, index, size)};
+}
+
+void lowerScatter(ScatterOp scatter) {
+  ImplicitLocOpBuilder host(scatter.getLoc(), scatter);
+  Buffers buffers;
+  Value out = copyToNewBuffer(host, buffers, scatter.getDest());
+  auto valuesType = cast<RankedTensorType>(scatter.getValues().getType());
+  bool scalarRows = valuesType.getRank() == 1;
+  SmallVector<Value> readTensors{scatter.getIndices()};
+  if (scalarRows)
+    readTensors.push_back(scatter.getValues());
+  else
+    buffers.of(host, scatter.getValues());
+  ElementReader reader(host, buffers, readTensors, scatter);
+  Value count = reader.size(host);
+  Value bins = tensor::DimOp::create(host, scatter.getDest(), 0);
+  SmallVector<Value> rowSizes = sizesOf(host, scatter.getValues());
+  rowSizes.erase(rowSizes.begin());
+  Value rowElements = product(host, rowSizes);
+  Value work = arith::MulIOp::create(host, count, rowElements);
+  launchKernel(
+      host, blocksFor(host, work), {}, buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+        ifThen(b, lessThan(b, ids.global, work), [&](ImplicitLocOpBuilder &ib) {
+          Value p = arith::DivUIOp::create(ib, ids.global, rowElements);
+          Value e = arith::RemUIOp::create(ib, ids.global, rowElements);
+          SmallVector<Value> read = reader.read(ib, p);
+          auto [index, inRange] = checkedIndex(ib, read[0], bins);
+          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
+            SmallVector<Value> within = unflatten(jb, e, rowSizes);
+            SmallVector<Value> from{p}, to{index};
+            llvm::append_range(from, within);
+            llvm::append_range(to, within);
+            Value v = scalarRows ? read[1]
+                                 : Value(tensor::ExtractOp::create(
+                                       jb, scatter.getValues(), from));
+            memref::StoreOp::create(jb, v, out, to);
+          });
+        });
+      });
+  replace(scatter, asTensor(host, out, scatter.getType()), &reader);
+}
+
+void lowerReduceByIndex(ReduceByIndexOp histogram) {
+  ImplicitLocOpBuilder host(histogram.getLoc(), histogram);
+  Buffers buffers;
+  buffers.addFreeTensors(host, histogram.getBody());
+  Value dest = histogram.getDests()[0];
+  Value out = copyToNewBuffer(host, buffers, dest);
+  ElementReader reader(host, buffers,
+                       {histogram.getIndices(), histogram.getValues()[0]},
+                       histogram);
+  Value count = reader.size(host);
+  Value bins = tensor::DimOp::create(host, dest, 0);
+  launchKernel(
+      host, blocksFor(host, count), {}, buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+        ifThen(b, lessThan(b, ids.global, count),
+               [&](ImplicitLocOpBuilder &ib) {
+                 SmallVector<Value> read = reader.read(ib, ids.global);
+                 auto [index, inRange] = checkedIndex(ib, read[0], bins);
+                 ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
+                   atomicCombine(jb, histogram.getBody(), out, index, read[1]);
+                 });
+               });
+      });
+  replace(histogram, asTensor(host, out, histogram.getResult(0).getType()),
+          &reader);
+}
+
+//===----------------------------------------------------------------------===//
+// What the kernels support
+//===----------------------------------------------------------------------===//
+
+bool allRank1(ValueRange tensors) {
+  return llvm::all_of(tensors.getTypes(), [](Type t) {
+    return cast<RankedTensorType>(t).getRank() == 1;
+  });
+}
+
+LogicalResult unsupported(Operation *op, StringRef why) {
+  return op->emitOpError() << "is not supported by the GPU lowering: " << why;
+}
+
+LogicalResult checkSupported(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([](MapOp map) {
+        if (!hasScalarRows(map))
+          return unsupported(map, "a map over tensor rows, or yielding "
+                                  "tensors, needs nested parallelism");
+        return checkScalarCode(map.getBody(), map);
+      })
+      .Case<ReduceOp, ScanOp>([](auto op) {
+        if (!allRank1(op.getInputs()))
+          return unsupported(op, "the rows combined must be scalars");
+        return checkScalarCode(op.getBody(), op);
+      })
+      .Case([](ScatterOp scatter) {
+        if (cast<RankedTensorType>(scatter.getIndices().getType()).getRank() !=
+            1)
+          return unsupported(scatter, "the indices must be a 1-D tensor");
+        return success();
+      })
+      .Case([](ReduceByIndexOp histogram) {
+        if (histogram.getDests().size() != 1 ||
+            !allRank1(histogram.getValues()))
+          return unsupported(histogram, "it combines one scalar value per "
+                                        "index (one destination of scalars)");
+        if (failed(checkScalarCode(histogram.getBody(), histogram)))
+          return failure();
+        return checkAtomicCombine(
+            histogram.getBody(), histogram.getInits()[0].getType(), histogram);
+      })
+      .Case([](IotaOp) { return success(); })
+      .Case<VjpOp, JvpOp>([](Operation *derivative) {
+        return derivative->emitOpError()
+               << "must be expanded by the soac-autodiff pass before "
+                  "lowering to the GPU";
+      })
+      .Default([](Operation *) { return success(); });
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertSoacToGPUPass
+    : soac::impl::ConvertSoacToGPUBase<ConvertSoacToGPUPass> {
+  void runOnOperation() override {
+    // The SOACs not nested in other SOACs, in program order: nested ones run
+    // inside their parent's kernel.
+    SmallVector<Operation *> soacs;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (!isa<SoacDialect>(op->getDialect()))
+        return WalkResult::advance();
+      soacs.push_back(op);
+      return WalkResult::skip();
+    });
+    bool supported = true;
+    for (Operation *op : soacs)
+      supported &= succeeded(checkSupported(op));
+    if (!supported)
+      return signalPassFailure();
+    for (Operation *op : soacs) {
+      // A map recomputed inside the kernel of the one SOAC reading it.
+      if (auto map = dyn_cast<MapOp>(op);
+          map && !map->use_empty() &&
+          fusedScalarMap(map.getResult(0), *map->getUsers().begin()) == map)
+        continue;
+      llvm::TypeSwitch<Operation *>(op)
+          .Case([](MapOp op) { lowerMap(op); })
+          .Case([](ReduceOp op) { lowerReduce(op); })
+          .Case([](ScanOp op) { lowerScan(op); })
+          .Case([](ScatterOp op) { lowerScatter(op); })
+          .Case([](ReduceByIndexOp op) { lowerReduceByIndex(op); })
+          .Case([](IotaOp op) { lowerIota(op); });
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,281 @@
+/*===- soac_cuda_runtime.c - what GPU code compiled by soac calls ---------===*
+ *
+ * Host code lowered by soac-lower-to-nvvm calls two sets of functions:
+ *
+ *  - the kernel-launch functions gpu-to-llvm emits (mgpuModuleLoad, ...,
+ *    mgpuLaunchKernel), with the signatures of MLIR's CUDA runtime wrappers;
+ *  - the allocation functions of finalize-memref-to-llvm with generic
+ *    functions (_mlir_memref_to_llvm_alloc/free). Every buffer is CUDA
+ *    managed memory, which host code (scalar reads, loops around kernels) and
+ *    kernels both address.
+ *
+ * The CUDA driver (libcuda.so.1) is opened at run time, so that a library
+ * compiled by soac loads anywhere and needs nothing but the driver on a GPU
+ * machine. soac_gpu_status() says whether the driver and a device were
+ * found; callers check it before calling compiled functions, which abort
+ * with a message on a driver error (there is no way to return one).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult; /* CUDA_SUCCESS is 0 */
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef unsigned long long CUdeviceptr;
+
+enum { CU_MEM_ATTACH_GLOBAL = 1, CU_STREAM_NON_BLOCKING = 1 };
+
+/* The driver functions used, resolved once. */
+static struct {
+  CUresult (*init)(unsigned);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxSynchronize)(void);
+  CUresult (*moduleLoadData)(CUmodule *, const void *);
+  CUresult (*moduleUnload)(CUmodule);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **);
+  CUresult (*streamCreate)(CUstream *, unsigned);
+  CUresult (*streamDestroy)(CUstream);
+  CUresult (*streamSynchronize)(CUstream);
+  CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*getErrorName)(CUresult, const char **);
+} cu;
+
+static CUcontext context;
+/* 0: not tried, 1: ready, -1: failed (status says why). */
+static int state;
+static char status[256] = "not initialized";
+
+static void *symbol(void *driver, const char *name) {
+  void *address = dlsym(driver, name);
+  if (!address)
+    snprintf(status, sizeof status, "the CUDA driver lacks %s", name);
+  return address;
+}
+
+static const char *errorName(CUresult result) {
+  const char *name = NULL;
+  if (cu.getErrorName)
+    cu.getErrorName(result, &name);
+  return name ? name : "unknown error";
+}
+
+/* Opens the driver and makes the first device's primary context current on
+ * the calling thread. */
+static int ready(void) {
+  if (state == 0) {
+    state = -1;
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!driver) {
+      snprintf(status, sizeof status,
+               "no CUDA driver: libcuda.so.1 could not be loaded");
+      return 0;
+    }
+#define RESOLVE(field, name)                                                   \
+  if (!(*(void **)&cu.field = symbol(driver, name)))                           \
+    return 0;
+    RESOLVE(init, "cuInit");
+    RESOLVE(deviceGet, "cuDeviceGet");
+    RESOLVE(primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    RESOLVE(ctxSetCurrent, "cuCtxSetCurrent");
+    RESOLVE(ctxSynchronize, "cuCtxSynchronize");
+    RESOLVE(moduleLoadData, "cuModuleLoadData");
+    RESOLVE(moduleUnload, "cuModuleUnload");
+    RESOLVE(moduleGetFunction, "cuModuleGetFunction");
+    RESOLVE(launchKernel, "cuLaunchKernel");
+    RESOLVE(streamCreate, "cuStreamCreate");
+    RESOLVE(streamDestroy, "cuStreamDestroy_v2");
+    RESOLVE(streamSynchronize, "cuStreamSynchronize");
+    RESOLVE(memAllocManaged, "cuMemAllocManaged");
+    RESOLVE(memFree, "cuMemFree_v2");
+    RESOLVE(getErrorName, "cuGetErrorName");
+#undef RESOLVE
+    CUdevice device;
+    CUresult result = cu.init(0);
+    if (result == 0)
+      result = cu.deviceGet(&device, 0);
+    if (result == 0)
+      result = cu.primaryCtxRetain(&context, device);
+    if (result != 0) {
+      snprintf(status, sizeof status, "no usable CUDA device: %s",
+               errorName(result));
+      return 0;
+    }
+    state = 1;
+    snprintf(status, sizeof status, "ready");
+  }
+  if (state != 1)
+    return 0;
+  cu.ctxSetCurrent(context);
+  return 1;
+}
+
+/* Compiled code has no way to report an error: say what failed and stop. */
+static void check(CUresult result, const char *what) {
+  if (result == 0)
+    return;
+  fprintf(stderr, "soac GPU runtime: %s failed: %s\n", what,
+          errorName(result));
+  abort();
+}
+
+static void require(const char *what) {
+  if (ready())
+    return;
+  fprintf(stderr, "soac GPU runtime: %s: %s\n", what, status);
+  abort();
+}
+
+/*===- What callers ask -----------------------------------------------------===*/
+
+/* "ready", or why compiled GPU code cannot run here. */
+const char *soac_gpu_status(void) {
+  ready();
+  return status;
+}
+
+/* Managed memory, for arguments copied in by the caller. */
+void *soac_gpu_alloc(size_t size) {
+  require("allocating memory");
+  CUdeviceptr pointer = 0;
+  check(cu.memAllocManaged(&pointer, size ? size : 1, CU_MEM_ATTACH_GLOBAL),
+        "cuMemAllocManaged");
+  return (void *)(uintptr_t)pointer;
+}
+
+void soac_gpu_free(void *pointer) {
+  if (!pointer || !ready())
+    return;
+  /* A buffer freed while a kernel still reads it would fault: launches are
+   * synchronous, so nothing is running here. */
+  check(cu.memFree((CUdeviceptr)(uintptr_t)pointer), "cuMemFree");
+}
+
+/*===- Allocation functions of compiled code --------------------------------===*/
+
+void *_mlir_memref_to_llvm_alloc(size_t size) { return soac_gpu_alloc(size); }
+
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
+  /* Managed allocations are aligned to at least 256 bytes. */
+  (void)alignment;
+  return soac_gpu_alloc(size);
+}
+
+void _mlir_memref_to_llvm_free(void *pointer) { soac_gpu_free(pointer); }
+
+/*===- Kernel launches (MLIR's mgpu* ABI) -----------------------------------===*/
+
+/* Modules are loaded by the global constructors of compiled code, possibly
+ * where no GPU exists: a null module is then reported at the first launch. */
+void *mgpuModuleLoad(void *data, size_t size) {
+  (void)size;
+  CUmodule module = NULL;
+  if (ready())
+    check(cu.moduleLoadData(&module, data), "cuModuleLoadData");
+  return module;
+}
+
+/* PTX, compiled by the driver. */
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  (void)optLevel; /* the driver's default, -O3 */
+  return mgpuModuleLoad(data, 0);
+}
+
+void mgpuModuleUnload(void *module) {
+  if (module && state == 1)
+    cu.moduleUnload(module);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  require("looking up a kernel");
+  if (!module) {
+    fprintf(stderr, "soac GPU runtime: kernel %s: its module was not loaded\n",
+            name);
+    abort();
+  }
+  CUfunction function = NULL;
+  check(cu.moduleGetFunction(&function, module, name), "cuModuleGetFunction");
+  return function;
+}
+
+void *mgpuStreamCreate(void) {
+  require("creating a stream");
+  CUstream stream = NULL;
+  check(cu.streamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  check(cu.streamDestroy(stream), "cuStreamDestroy");
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  check(cu.streamSynchronize(stream), "cuStreamSynchronize (a kernel failed)");
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemory, void *stream,
+                      void **params, void **extra, size_t paramsCount) {
+  (void)paramsCount;
+  check(cu.launchKernel(function, (unsigned)gridX, (unsigned)gridY,
+                        (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY,
+                        (unsigned)blockZ, (unsigned)sharedMemory, stream,
+                        params, extra),
+        "cuLaunchKernel");
+}
+
+/*===- memrefCopy (memref.copy of strided buffers) --------------------------===*
+ * MLIR's C runner utilities define it too, but they need MLIR's libraries;
+ * GPU code compiled by soac needs nothing but this runtime and the driver. */
+
+typedef struct {
+  int64_t rank;
+  void *descriptor;
+} UnrankedMemRef;
+
+/* The descriptor of a rank-r memref: two pointers, the offset, then r sizes
+ * and r strides (in elements). */
+typedef struct {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[];
+} StridedDescriptor;
+
+void memrefCopy(int64_t elementSize, UnrankedMemRef *source,
+                UnrankedMemRef *target) {
+  int64_t rank = source->rank;
+  StridedDescriptor *from = source->descriptor;
+  StridedDescriptor *to = target->descriptor;
+  const int64_t *sizes = from->sizesAndStrides;
+  const int64_t *fromStrides = from->sizesAndStrides + rank;
+  const int64_t *toStrides = to->sizesAndStrides + rank;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    count *= sizes[d];
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t rest = flat, fromOffset = from->offset, toOffset = to->offset;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      int64_t i = rest % sizes[d];
+      rest /= sizes[d];
+      fromOffset += i * fromStrides[d];
+      toOffset += i * toStrides[d];
+    }
+    memcpy(to->aligned + toOffset * elementSize,
+           from->aligned + fromOffset * elementSize, (size_t)elementSize);
+  }
+}
