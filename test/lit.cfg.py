@@ -44,3 +44,17 @@ config.substitutions.append(("%soac_runtime", _soac_runtime))
 # Variables captured under a CHECK-LABEL stay local to it.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%python", sys.executable))
+
+# GPU: PTX is checked with ptxas where the CUDA toolkit has it; kernels run
+# where the CUDA driver is (tests say REQUIRES: ptxas / REQUIRES: cuda, and
+# lit lists them as UNSUPPORTED elsewhere).
+import ctypes  # noqa: E402
+import shutil  # noqa: E402
+
+if shutil.which("ptxas", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/cuda/bin"])):
+    config.available_features.add("ptxas")
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda")
+except OSError:
+    pass

@@ -111,9 +111,20 @@ void Buffers::rewriteReads(gpu::LaunchOp launch) const {
 // ElementReader
 //===----------------------------------------------------------------------===//
 
+bool computesTensors(Region &region) {
+  WalkResult tensors = region.walk([](Operation *op) {
+    return llvm::any_of(op->getResultTypes(),
+                        [](Type t) { return isa<TensorType>(t); })
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return tensors.wasInterrupted();
+}
+
 MapOp fusedScalarMap(Value tensor, Operation *consumer) {
   MapOp map = fusableProducer(tensor, consumer);
-  return map && hasScalarRows(map) ? map : nullptr;
+  return map && hasScalarRows(map) && !computesTensors(map.getBody()) ? map
+                                                                      : nullptr;
 }
 
 ElementReader::ElementReader(ImplicitLocOpBuilder &host, Buffers &buffers,
@@ -226,6 +237,32 @@ Value ceilDiv(ImplicitLocOpBuilder &b, Value a, Value bValue) {
 Value blocksFor(ImplicitLocOpBuilder &host, Value n) {
   Value blocks = ceilDiv(host, n, indexConstant(host, kBlockSize));
   return arith::MaxUIOp::create(host, blocks, indexConstant(host, 1));
+}
+
+Value lessThan(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
+}
+
+Value minIndex(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
+  return arith::MinUIOp::create(b, lhs, rhs);
+}
+
+/// The contiguous range [lo, hi) of `n` rows that thread `t` of `threads`
+/// folds when rows must be combined in order.
+std::pair<Value, Value> contiguousRange(ImplicitLocOpBuilder &b, Value t,
+                                        Value threads, Value n) {
+  Value chunk = ceilDiv(b, n, threads);
+  Value lo = minIndex(b, arith::MulIOp::create(b, t, chunk), n);
+  Value hi = minIndex(b, arith::AddIOp::create(b, lo, chunk), n);
+  return {lo, hi};
+}
+
+SmallVector<Value> dynamicSizes(RankedTensorType type, ValueRange sizes) {
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(sizes[d]);
+  return dynamic;
 }
 
 void ifThen(ImplicitLocOpBuilder &b, Value condition,

@@ -37,6 +37,8 @@ mlir::LogicalResult checkScalarCode(mlir::Region &region,
 
 /// True when `map` maps scalars to scalars (1-D inputs and results).
 bool hasScalarRows(MapOp map);
+/// True when some op in `region` has a tensor result (a nested SOAC...).
+bool computesTensors(mlir::Region &region);
 
 /// The tensors a SOAC's kernels read, as buffers on the host side.
 class Buffers {
@@ -120,6 +122,20 @@ mlir::Value ceilDiv(mlir::ImplicitLocOpBuilder &b, mlir::Value a,
                     mlir::Value bValue);
 /// Blocks for one thread per element of `n` (at least one).
 mlir::Value blocksFor(mlir::ImplicitLocOpBuilder &host, mlir::Value n);
+/// lhs < rhs and min(lhs, rhs) on indices.
+mlir::Value lessThan(mlir::ImplicitLocOpBuilder &b, mlir::Value lhs,
+                     mlir::Value rhs);
+mlir::Value minIndex(mlir::ImplicitLocOpBuilder &b, mlir::Value lhs,
+                     mlir::Value rhs);
+/// The contiguous range [lo, hi) of `n` rows that thread `t` of `threads`
+/// folds when rows must be combined in order.
+std::pair<mlir::Value, mlir::Value> contiguousRange(mlir::ImplicitLocOpBuilder &b,
+                                                    mlir::Value t,
+                                                    mlir::Value threads,
+                                                    mlir::Value n);
+/// The sizes among `sizes` (one per dimension) that `type` leaves dynamic.
+llvm::SmallVector<mlir::Value> dynamicSizes(mlir::RankedTensorType type,
+                                            mlir::ValueRange sizes);
 /// scf.if `condition` then `then` (no results).
 void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value condition,
             llvm::function_ref<void(mlir::ImplicitLocOpBuilder &)> then);

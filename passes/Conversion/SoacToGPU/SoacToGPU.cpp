@@ -3,7 +3,8 @@
 // Each SOAC outside other SOACs becomes one or more gpu.launch kernels of
 // kBlockSize threads (see Kernel.h for how tensors cross into kernels):
 //
-//   map, iota        one thread per row
+//   map, iota        one thread per row; a map over vector rows, or with
+//                    SOACs in its body, one block per row (RowKernel.h)
 //   reduce           blocks fold rows (interleaved when the operator is one
 //                    commutative op, else contiguous ranges), combine in the
 //                    block by warp shuffles and workgroup memory; one block
@@ -23,6 +24,7 @@
 #include "passes/Bodies.h"
 #include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 #include "passes/Conversion/SoacToGPU/Kernel.h"
+#include "passes/Conversion/SoacToGPU/RowKernel.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,28 +48,10 @@ namespace {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-Value lessThan(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lhs, rhs);
-}
-
-Value minIndex(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
-  return arith::MinUIOp::create(b, lhs, rhs);
-}
-
 /// A rank-1 buffer of `count` elements of `element`.
 Value allocVector(ImplicitLocOpBuilder &host, Type element, Value count) {
   return memref::AllocOp::create(
       host, MemRefType::get({ShapedType::kDynamic}, element), count);
-}
-
-/// The contiguous range [lo, hi) of `n` rows that thread `t` of `threads`
-/// folds when rows must be combined in order.
-std::pair<Value, Value> contiguousRange(ImplicitLocOpBuilder &b, Value t,
-                                        Value threads, Value n) {
-  Value chunk = ceilDiv(b, n, threads);
-  Value lo = minIndex(b, arith::MulIOp::create(b, t, chunk), n);
-  Value hi = minIndex(b, arith::AddIOp::create(b, lo, chunk), n);
-  return {lo, hi};
 }
 
 /// Blocks of the kernels folding `n` rows: one row per thread up to
@@ -85,14 +69,6 @@ SmallVector<Value> sizesOf(ImplicitLocOpBuilder &host, Value tensor) {
                         ? Value(tensor::DimOp::create(host, tensor, d))
                         : indexConstant(host, type.getDimSize(d)));
   return sizes;
-}
-
-SmallVector<Value> dynamicSizes(RankedTensorType type, ValueRange sizes) {
-  SmallVector<Value> dynamic;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (type.isDynamicDim(d))
-      dynamic.push_back(sizes[d]);
-  return dynamic;
 }
 
 Value product(ImplicitLocOpBuilder &b, ValueRange sizes) {
@@ -451,6 +427,12 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
 // What the kernels support
 //===----------------------------------------------------------------------===//
 
+/// A map whose rows are vectors, or whose body computes tensors (nested
+/// SOACs), runs one block per row.
+bool needsRowKernel(MapOp map) {
+  return !hasScalarRows(map) || computesTensors(map.getBody());
+}
+
 bool allRank1(ValueRange tensors) {
   return llvm::all_of(tensors.getTypes(), [](Type t) {
     return cast<RankedTensorType>(t).getRank() == 1;
@@ -464,9 +446,8 @@ LogicalResult unsupported(Operation *op, StringRef why) {
 LogicalResult checkSupported(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([](MapOp map) {
-        if (!hasScalarRows(map))
-          return unsupported(map, "a map over tensor rows, or yielding "
-                                  "tensors, needs nested parallelism");
+        if (needsRowKernel(map))
+          return checkRowKernel(map);
         return checkScalarCode(map.getBody(), map);
       })
       .Case<ReduceOp, ScanOp>([](auto op) {
@@ -527,7 +508,9 @@ struct ConvertSoacToGPUPass
           fusedScalarMap(map.getResult(0), *map->getUsers().begin()) == map)
         continue;
       llvm::TypeSwitch<Operation *>(op)
-          .Case([](MapOp op) { lowerMap(op); })
+          .Case([](MapOp op) {
+            needsRowKernel(op) ? lowerRowKernel(op) : lowerMap(op);
+          })
           .Case([](ReduceOp op) { lowerReduce(op); })
           .Case([](ScanOp op) { lowerScan(op); })
           .Case([](ScatterOp op) { lowerScatter(op); })

@@ -1,0 +1,112 @@
+// What the GPU kernels cannot run is an error at its location.
+// RUN: soac-opt %s --convert-soac-to-gpu --split-input-file --verify-diagnostics
+
+func.func @f(%x: f32) -> f32 {
+  return %x : f32
+}
+
+func.func @unexpanded_vjp(%x: f32, %s: f32) -> f32 {
+  // expected-error @+1 {{'soac.vjp' op must be expanded by the soac-autodiff pass before lowering to the GPU}}
+  %r:2 = soac.vjp @f(%x, %s) : (f32, f32) -> (f32, f32)
+  return %r#1 : f32
+}
+
+// -----
+
+func.func @reduce_over_rows(%x: tensor<?x4xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'soac.reduce' op is not supported by the GPU lowering: the rows combined must be scalars}}
+  %r = soac.reduce ins(%x : tensor<?x4xf32>) init(%init : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    soac.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @two_value_histogram(%h: tensor<?xf32>, %g: tensor<?xi64>, %i: tensor<?xindex>, %v: tensor<?xf32>, %w: tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) {
+  %zero = arith.constant 0.0 : f32
+  %none = arith.constant -1 : i64
+  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: it combines one scalar value per index (one destination of scalars)}}
+  %r:2 = soac.reduce_by_index dest(%h, %g : tensor<?xf32>, tensor<?xi64>) indices(%i : tensor<?xindex>)
+           ins(%v, %w : tensor<?xf32>, tensor<?xi64>) init(%zero, %none : f32, i64) -> tensor<?xf32>, tensor<?xi64> {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    soac.yield %a, %ai : f32, i64
+  }
+  return %r#0, %r#1 : tensor<?xf32>, tensor<?xi64>
+}
+
+// -----
+
+func.func @narrow_product_histogram(%h: tensor<?xf16>, %i: tensor<?xindex>, %v: tensor<?xf16>) -> tensor<?xf16> {
+  %one = arith.constant 1.0 : f16
+  // expected-error @+1 {{'soac.reduce_by_index' op combines 'f16' with an operator that has no atomic instruction: the GPU lowering needs 32- or 64-bit values for compare-and-swap}}
+  %r = soac.reduce_by_index dest(%h : tensor<?xf16>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?xf16>) init(%one : f16) -> tensor<?xf16> {
+  ^bb0(%a: f16, %b: f16):
+    %s = arith.mulf %a, %b : f16
+    soac.yield %s : f16
+  }
+  return %r : tensor<?xf16>
+}
+
+// -----
+
+func.func @row_of_matrices(%x: tensor<?x2x2xf32>) -> tensor<?x2x2xf32> {
+  // expected-error @+1 {{'soac.map' op is not supported by the GPU lowering: rows of rank above 1 ('tensor<?x2x2xf32>')}}
+  %r = soac.map ins(%x : tensor<?x2x2xf32>) -> tensor<?x2x2xf32> {
+  ^bb0(%m: tensor<2x2xf32>):
+    soac.yield %m : tensor<2x2xf32>
+  }
+  return %r : tensor<?x2x2xf32>
+}
+
+// -----
+
+func.func @tensor_built_per_row(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-note @+1 {{in the body of this map}}
+  %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%row: tensor<?xf32>):
+    // expected-error @+1 {{'tensor.insert' op is not supported by the GPU lowering inside a map over rows: code per row may compute scalars, read vectors and run soac.map/reduce/scan on them}}
+    %w = tensor.insert %zero into %row[%c0] : tensor<?xf32>
+    soac.yield %w : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @scan_read_in_row(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-note @+1 {{in the body of this map}}
+  %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?xf32> {
+  ^bb0(%row: tensor<?xf32>):
+    // expected-error @+1 {{'soac.scan' op is not supported by the GPU lowering inside a map over rows: a scan per row must be yielded, not read}}
+    %c = soac.scan ins(%row : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      soac.yield %t : f32
+    }
+    %first = tensor.extract %c[%c0] : tensor<?xf32>
+    soac.yield %first : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+func.func @scalar_body_building_tensors(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{in the body of this map}}
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'tensor.from_elements' op is not supported by the GPU lowering inside a map over rows}}
+    %t = tensor.from_elements %v, %v : tensor<2xf32>
+    %e = tensor.extract %t[%c0] : tensor<2xf32>
+    soac.yield %e : f32
+  }
+  return %r : tensor<?xf32>
+}

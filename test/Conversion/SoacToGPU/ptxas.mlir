@@ -1,0 +1,20 @@
+// The PTX of every SOAC, nesting and operator kind assembles with ptxas for
+// sm_90 (the programs of the CPU integration test and more).
+// REQUIRES: ptxas
+// RUN: soac-opt %S/../../../examples/soacs.mlir --symbol-privatize=exclude=saxpy,sum,sum_of_squares,argmin,cumsum,recurrence,matvec,scatter,histogram,gather_squares --symbol-dce --soac-lower-to-nvvm | %python -m soac.ptx --ptxas sm_90 | FileCheck %s
+// RUN: soac-opt %S/soac-to-gpu.mlir --split-input-file --soac-lower-to-nvvm | %python -m soac.ptx --ptxas sm_90 | FileCheck %s --check-prefix=MORE
+
+// CHECK: saxpy_kernel: assembled for sm_90
+// CHECK: sum_kernel_0: assembled for sm_90
+// CHECK: sum_of_squares_kernel_1: assembled for sm_90
+// CHECK: argmin_kernel_3: assembled for sm_90
+// CHECK: cumsum_kernel_5: assembled for sm_90
+// CHECK: recurrence_kernel_7: assembled for sm_90
+// CHECK: matvec_kernel: assembled for sm_90
+// CHECK: scatter_kernel_8: assembled for sm_90
+// CHECK: histogram_kernel_9: assembled for sm_90
+// CHECK: gather_squares_kernel_10: assembled for sm_90
+
+// MORE-DAG: product_histogram_kernel{{(_[0-9]+)?}}: assembled for sm_90
+// MORE-DAG: row_cumsum_kernel: assembled for sm_90
+// MORE-DAG: iota_kernel: assembled for sm_90

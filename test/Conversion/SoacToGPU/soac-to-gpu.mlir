@@ -1,0 +1,192 @@
+// Each SOAC becomes kernels on buffers between to_buffer and to_tensor.
+// RUN: soac-opt %s --convert-soac-to-gpu --split-input-file | FileCheck %s
+
+// A map: one thread per row; the map feeding it is recomputed in its kernel.
+// CHECK-LABEL: func.func @saxpy_of_squares
+// CHECK-DAG: %[[X:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK-DAG: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: memref.load %[[X]]
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: gpu.launch
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+func.func @saxpy_of_squares(%a: f32, %x: tensor<?xf32>) -> tensor<?xf32> {
+  %sq = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v: f32):
+    %m = arith.mulf %v, %v : f32
+    soac.yield %m : f32
+  }
+  %r = soac.map ins(%sq : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v: f32):
+    %m = arith.mulf %a, %v : f32
+    soac.yield %m : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// A reduce: blocks fold interleaved rows (addf commutes), combine by a
+// butterfly of warp shuffles and workgroup memory; one block combines the
+// blocks' results; the host reads the total.
+// CHECK-LABEL: func.func @sum
+// CHECK: gpu.launch blocks
+// CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for
+// CHECK: gpu.shuffle  xor
+// CHECK: memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: gpu.launch blocks
+// CHECK: gpu.shuffle  xor
+// CHECK: gpu.terminator
+// CHECK: }
+// CHECK: %[[TOTAL:.*]] = memref.load
+// CHECK-NEXT: return %[[TOTAL]]
+func.func @sum(%x: tensor<?xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %s = soac.reduce ins(%x : tensor<?xf32>) init(%zero : f32) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.addf %a, %b : f32
+    soac.yield %r : f32
+  }
+  return %s : f32
+}
+
+// -----
+
+// A scan: block totals, their exclusive scan (shuffles up) in one block,
+// then each block rescans its rows.
+// CHECK-LABEL: func.func @cumsum
+// CHECK-COUNT-3: gpu.launch
+// CHECK: gpu.shuffle  up
+// CHECK: bufferization.to_tensor
+func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
+  %zero = arith.constant 0 : i32
+  %s = soac.scan ins(%x : tensor<?xi32>) init(%zero : i32) -> tensor<?xi32> {
+  ^bb0(%a: i32, %b: i32):
+    %r = arith.addi %a, %b : i32
+    soac.yield %r : i32
+  }
+  return %s : tensor<?xi32>
+}
+
+// -----
+
+// A histogram with + is one atomic add per value, after a copy of dest.
+// CHECK-LABEL: func.func @histogram
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK: arith.cmpi ult
+// CHECK: memref.atomic_rmw addf
+func.func @histogram(%h: tensor<?xf32>, %i: tensor<?xi64>, %v: tensor<?xf32>) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.reduce_by_index dest(%h : tensor<?xf32>) indices(%i : tensor<?xi64>)
+         ins(%v : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// Other operators: a compare-and-swap loop around the operator.
+// CHECK-LABEL: func.func @product_histogram
+// CHECK: scf.while
+// CHECK: arith.mulf
+// CHECK: llvm.cmpxchg
+func.func @product_histogram(%h: tensor<?xf32>, %i: tensor<?xindex>, %v: tensor<?xf32>) -> tensor<?xf32> {
+  %one = arith.constant 1.0 : f32
+  %r = soac.reduce_by_index dest(%h : tensor<?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?xf32>) init(%one : f32) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// A scatter: a copy of dest, then one thread per index and row element.
+// CHECK-LABEL: func.func @scatter_rows
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @scatter_rows(%d: tensor<?x?xf32>, %i: tensor<?xindex>, %v: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = soac.scatter dest(%d : tensor<?x?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A map over rows with a reduce in its body: one block per row (segmented
+// reduce); the inner map is recomputed, not materialized.
+// CHECK-LABEL: func.func @matvec
+// CHECK: gpu.launch blocks
+// CHECK-SAME: workgroup(%{{.*}} : memref<8xf64, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: gpu.shuffle  xor
+// CHECK: gpu.barrier
+func.func @matvec(%A: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%A : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %p = soac.map ins(%row, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%a: f64, %b: f64):
+      %m = arith.mulf %a, %b : f64
+      soac.yield %m : f64
+    }
+    %s = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%x: f64, %y: f64):
+      %t = arith.addf %x, %y : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// -----
+
+// A map over rows with a scan in its body (segmented scan) writes the scan
+// into its result rows.
+// CHECK-LABEL: func.func @row_cumsum
+// CHECK: gpu.launch
+// CHECK: gpu.shuffle  up
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf64>
+func.func @row_cumsum(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %c = soac.scan ins(%row : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %c : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// -----
+
+// iota: one thread per element.
+// CHECK-LABEL: func.func @iota
+// CHECK: gpu.launch
+// CHECK: arith.index_cast %{{.*}} : index to i32
+func.func @iota(%n: index) -> tensor<?xi32> {
+  %r = soac.iota %n : tensor<?xi32>
+  return %r : tensor<?xi32>
+}
