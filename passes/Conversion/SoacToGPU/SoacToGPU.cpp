@@ -5,7 +5,9 @@
 //
 //   map, iota        one thread per row; a map over vector rows, or with
 //                    SOACs in its body, one block per row (RowKernel.h)
-//   reduce           blocks fold rows (interleaved when the operator is one
+//   reduce           (over vector rows combined elementwise: one thread
+//                    per column and range of rows, then per column)
+//                    blocks fold rows (interleaved when the operator is one
 //                    commutative op, else contiguous ranges), combine in the
 //                    block by warp shuffles and workgroup memory; one block
 //                    combines the blocks' partial results
@@ -259,6 +261,95 @@ void lowerReduce(ReduceOp reduce) {
   replace(reduce, results, &reader);
 }
 
+/// The scalar operator of a reduce over vector rows whose operator combines
+/// two rows elementwise (`soac.map ins(%acc, %row)` with a scalar body), as
+/// the derivatives of maps over rows make them; null otherwise.
+Region *elementwiseOperator(ReduceOp reduce) {
+  if (reduce.getInputs().size() != 1 ||
+      cast<RankedTensorType>(reduce.getInputs()[0].getType()).getRank() != 2)
+    return nullptr;
+  Block &block = reduce.getBody().front();
+  if (!llvm::hasSingleElement(block.without_terminator()))
+    return nullptr;
+  auto inner = dyn_cast<MapOp>(block.front());
+  if (!inner || !hasScalarRows(inner) || inner.getInputs().size() != 2 ||
+      inner.getInputs()[0] != block.getArgument(0) ||
+      inner.getInputs()[1] != block.getArgument(1) ||
+      block.getTerminator()->getOperand(0) != inner.getResult(0) ||
+      computesTensors(inner.getBody()))
+    return nullptr;
+  return &inner.getBody();
+}
+
+/// A reduce over the rows of an n x m matrix with an elementwise operator:
+/// threads fold contiguous ranges of rows of one column each (neighbouring
+/// threads read neighbouring columns), then one thread per column combines
+/// the ranges in order.
+void lowerColumnReduce(ReduceOp reduce, Region &op) {
+  ImplicitLocOpBuilder host(reduce.getLoc(), reduce);
+  Buffers buffers;
+  buffers.addFreeTensors(host, op);
+  Value matrix = reduce.getInputs()[0];
+  Value init = reduce.getInits()[0];
+  buffers.of(host, matrix);
+  buffers.of(host, init);
+  auto resultType = cast<RankedTensorType>(reduce.getResult(0).getType());
+  Type element = resultType.getElementType();
+  Value n = tensor::DimOp::create(host, matrix, 0);
+  Value m = tensor::DimOp::create(host, matrix, 1);
+  // Enough row ranges for 2^16 threads in all, at least one row each.
+  Value one = indexConstant(host, 1);
+  Value wanted = ceilDiv(host, indexConstant(host, 1 << 16),
+                         arith::MaxUIOp::create(host, m, one));
+  Value ranges = arith::MaxUIOp::create(
+      host, minIndex(host, wanted, n), one);
+  Value partials = memref::AllocOp::create(
+      host, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, element),
+      ValueRange{ranges, m});
+  Value out = allocBuffer(host, resultType, dynamicSizes(resultType, {m}));
+  auto column = [&](ImplicitLocOpBuilder &b, Value j) {
+    return Combiner(op, {tensor::ExtractOp::create(b, init, ValueRange{j})});
+  };
+  Value work = arith::MulIOp::create(host, ranges, m);
+  launchKernel(host, blocksFor(host, work), {}, buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, work),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          Value c = arith::DivUIOp::create(ib, ids.global, m);
+                          Value j = arith::RemUIOp::create(ib, ids.global, m);
+                          auto [lo, hi] = contiguousRange(ib, c, ranges, n);
+                          Combiner combiner = column(ib, j);
+                          Value acc = foldRows(
+                              ib, combiner, combiner.neutralElements(), lo, hi,
+                              indexConstant(ib, 1),
+                              [&](ImplicitLocOpBuilder &rb, Value i) {
+                                return SmallVector<Value>{tensor::ExtractOp::create(
+                                    rb, matrix, ValueRange{i, j})};
+                              })[0];
+                          memref::StoreOp::create(ib, acc, partials,
+                                                  ValueRange{c, j});
+                        });
+               });
+  launchKernel(host, blocksFor(host, m), {}, buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, m),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          Combiner combiner = column(ib, ids.global);
+                          Value acc = foldRows(
+                              ib, combiner, combiner.neutralElements(),
+                              indexConstant(ib, 0), ranges,
+                              indexConstant(ib, 1),
+                              [&](ImplicitLocOpBuilder &rb, Value c) {
+                                return SmallVector<Value>{memref::LoadOp::create(
+                                    rb, partials, ValueRange{c, ids.global})};
+                              })[0];
+                          memref::StoreOp::create(ib, acc, out,
+                                                  ValueRange{ids.global});
+                        });
+               });
+  replace(reduce, asTensor(host, out, resultType), nullptr);
+}
+
 void lowerScan(ScanOp scan) {
   ImplicitLocOpBuilder host(scan.getLoc(), scan);
   Buffers buffers;
@@ -450,7 +541,15 @@ LogicalResult checkSupported(Operation *op) {
           return checkRowKernel(map);
         return checkScalarCode(map.getBody(), map);
       })
-      .Case<ReduceOp, ScanOp>([](auto op) {
+      .Case([](ReduceOp reduce) -> LogicalResult {
+        if (Region *op = elementwiseOperator(reduce))
+          return checkScalarCode(*op, reduce);
+        if (!allRank1(reduce.getInputs()))
+          return unsupported(reduce, "the rows combined must be scalars, or "
+                                     "vectors combined elementwise");
+        return checkScalarCode(reduce.getBody(), reduce);
+      })
+      .Case([](ScanOp op) {
         if (!allRank1(op.getInputs()))
           return unsupported(op, "the rows combined must be scalars");
         return checkScalarCode(op.getBody(), op);
@@ -511,7 +610,12 @@ struct ConvertSoacToGPUPass
           .Case([](MapOp op) {
             needsRowKernel(op) ? lowerRowKernel(op) : lowerMap(op);
           })
-          .Case([](ReduceOp op) { lowerReduce(op); })
+          .Case([](ReduceOp op) {
+            if (Region *elementwise = elementwiseOperator(op))
+              lowerColumnReduce(op, *elementwise);
+            else
+              lowerReduce(op);
+          })
           .Case([](ScanOp op) { lowerScan(op); })
           .Case([](ScatterOp op) { lowerScatter(op); })
           .Case([](ReduceByIndexOp op) { lowerReduceByIndex(op); })
