@@ -279,7 +279,7 @@ def SoacMarkEntryPoints : Pass<"soac-mark-entry-points", "mlir::ModuleOp"> {
   }];
 }
 
-def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm", "mlir::ModuleOp"> {
+def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
   let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
   let description = [{
     `finalize-memref-to-llvm` in MLIR 22.1 asserts on loads and stores of
@@ -288,7 +288,9 @@ def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm", "mlir::ModuleOp"> 
     itself, before `finalize-memref-to-llvm`: the address comes from the memref
     descriptor, and `llvm.load`/`llvm.store` of `i1` access one byte. The
     memref operand is bridged with `unrealized_conversion_cast`, which
-    `reconcile-unrealized-casts` removes at the end of the pipeline.
+    `reconcile-unrealized-casts` removes at the end of the pipeline. It runs
+    on host modules and on GPU kernel modules (before convert-gpu-to-nvvm,
+    which asserts the same way).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

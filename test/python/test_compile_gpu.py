@@ -68,6 +68,16 @@ func.func @row_cumsum(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
   return %r : tensor<?x?xf64>
 }
 
+func.func @positive(%x: tensor<?xf32>) -> tensor<?xi1> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xi1> {
+  ^bb0(%v: f32):
+    %c = arith.cmpf ogt, %v, %zero : f32
+    soac.yield %c : i1
+  }
+  return %r : tensor<?xi1>
+}
+
 func.func @product_histogram(%h: tensor<?xf32>, %i: tensor<?xindex>, %v: tensor<?xf32>) -> tensor<?xf32> {
   %one = arith.constant 1.0 : f32
   %r = soac.reduce_by_index dest(%h : tensor<?xf32>) indices(%i : tensor<?xindex>)
@@ -138,6 +148,7 @@ CASES = {
     "gather_squares": (LIBRARY, lambda n: (floats(50), rng.integers(0, 50, n))),
     "softmax_rows": (ROWS, lambda n: (floats(n, 300, dtype=np.float32),)),
     "row_cumsum": (ROWS, lambda n: (floats(n, 700),)),
+    "positive": (ROWS, lambda n: (floats(n, dtype=np.float32),)),
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),
     "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
     "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),

@@ -37,10 +37,12 @@ class Traced:
         return self.module.operation.get_asm(enable_debug_info=debug_info)
 
     def lower(self, target: str = "cpu") -> str:
-        """The IR lowered for ``target`` (the ``soac-lower-to-cpu`` pipeline)."""
+        """The IR lowered for ``target``: the ``soac-lower-to-cpu`` pipeline
+        with this function's options, or ``soac-lower-to-nvvm`` (``"gpu"``)."""
         if target not in compiler.TARGETS:
             raise Error(f"unknown target {target!r}; available: {', '.join(compiler.TARGETS)}")
-        return str(compiler.lower(self.module, options=self.options, only=self.name))
+        options = self.options if target == "cpu" else compiler.GpuOptions()
+        return str(compiler.lower(self.module, options=options, only=self.name))
 
     def __call__(self, *args: Any) -> Any:
         if self._compiled is None:
