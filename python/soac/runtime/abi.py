@@ -203,14 +203,9 @@ class CompiledFunction:
         arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
         if self._gpu is not None:
             return self._call_on_gpu(arrays)
-        call_args = [
-            ctypes.byref(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)
-        ]
+        results = self._raw_call(arrays)
         if self._result_struct is None:
-            value = self._function(*call_args)
-            return None if not spec.results else _scalar_result(value, spec.results[0])
-        results = self._result_struct()
-        self._function(ctypes.byref(results), *call_args)
+            return results
         allocations: dict[int, _Allocation] = {}  # results may share a buffer
         values = [
             _owned_array(getattr(results, f"r{i}"), r, allocations)
@@ -220,6 +215,19 @@ class CompiledFunction:
         ]
         return values[0] if len(values) == 1 else tuple(values)
 
+    def _raw_call(self, arrays: list[Any]) -> Any:
+        """Calls the function on checked arguments: returns its struct of
+        results, or its one scalar result (None without results)."""
+        spec = self.signature
+        call_args = [
+            ctypes.byref(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)
+        ]
+        if self._result_struct is None:
+            value = self._function(*call_args)
+            return None if not spec.results else _scalar_result(value, spec.results[0])
+        results = self._result_struct()
+        self._function(ctypes.byref(results), *call_args)
+        return results
 
     def _call_on_gpu(self, arrays: list[Any]) -> Any:
         """Arguments copied into managed memory, results copied out of it;
@@ -229,14 +237,9 @@ class CompiledFunction:
         copies = [self._gpu.copy_in(a) if s.is_tensor else a for a, s in zip(arrays, spec.args)]
         owned = {c.ctypes.data for c, s in zip(copies, spec.args) if s.is_tensor}
         try:
-            call_args = [
-                ctypes.byref(_descriptor(c, s)) if s.is_tensor else _scalar(c, s) for c, s in zip(copies, spec.args)
-            ]
+            results = self._raw_call(copies)
             if self._result_struct is None:
-                value = self._function(*call_args)
-                return None if not spec.results else _scalar_result(value, spec.results[0])
-            results = self._result_struct()
-            self._function(ctypes.byref(results), *call_args)
+                return results
             values = []
             for i, r in enumerate(spec.results):
                 field = getattr(results, f"r{i}")
