@@ -11,7 +11,8 @@
  *
  * The CUDA driver (libcuda.so.1) is opened at run time, so that a library
  * compiled by soac loads anywhere and needs nothing but the driver on a GPU
- * machine. soac_gpu_status() says whether the driver and a device were
+ * machine (memrefCopy, the one other function compiled code may call, is in
+ * memref_copy.c). soac_gpu_status() says whether the driver and a device were
  * found; callers check it before calling compiled functions, which abort
  * with a message on a driver error (there is no way to return one).
  *
@@ -236,46 +237,4 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                         (unsigned)blockZ, (unsigned)sharedMemory, stream,
                         params, extra),
         "cuLaunchKernel");
-}
-
-/*===- memrefCopy (memref.copy of strided buffers) --------------------------===*
- * MLIR's C runner utilities define it too, but they need MLIR's libraries;
- * GPU code compiled by soac needs nothing but this runtime and the driver. */
-
-typedef struct {
-  int64_t rank;
-  void *descriptor;
-} UnrankedMemRef;
-
-/* The descriptor of a rank-r memref: two pointers, the offset, then r sizes
- * and r strides (in elements). */
-typedef struct {
-  char *allocated;
-  char *aligned;
-  int64_t offset;
-  int64_t sizesAndStrides[];
-} StridedDescriptor;
-
-void memrefCopy(int64_t elementSize, UnrankedMemRef *source,
-                UnrankedMemRef *target) {
-  int64_t rank = source->rank;
-  StridedDescriptor *from = source->descriptor;
-  StridedDescriptor *to = target->descriptor;
-  const int64_t *sizes = from->sizesAndStrides;
-  const int64_t *fromStrides = from->sizesAndStrides + rank;
-  const int64_t *toStrides = to->sizesAndStrides + rank;
-  int64_t count = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    count *= sizes[d];
-  for (int64_t flat = 0; flat < count; ++flat) {
-    int64_t rest = flat, fromOffset = from->offset, toOffset = to->offset;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      int64_t i = rest % sizes[d];
-      rest /= sizes[d];
-      fromOffset += i * fromStrides[d];
-      toOffset += i * toStrides[d];
-    }
-    memcpy(to->aligned + toOffset * elementSize,
-           from->aligned + fromOffset * elementSize, (size_t)elementSize);
-  }
 }

@@ -9,9 +9,9 @@ directory holding
 * ``lib<name>.json``: the signatures, read by the loader;
 * ``soac_runtime.py``: a copy of :mod:`soac.runtime.abi`, a loader needing only
   ctypes and numpy: ``soac_runtime.load_library("lib<name>.so").<name>(...)``;
-* the native libraries the code links against (soac's allocation functions,
-  MLIR's C runner utilities and the OpenMP runtime), found through the
-  library's ``$ORIGIN`` run path.
+* the native libraries the code links against (soac's allocation functions
+  and memrefCopy, and the OpenMP runtime), found through the library's
+  ``$ORIGIN`` run path.
 
 Code for the GPU links against ``libsoac_cuda_runtime.so`` alone (kernel
 launches and managed memory on the CUDA driver, which it opens when loaded):
@@ -70,7 +70,7 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
     if gpu:
         natives = [native.soac_cuda_runtime_library()]
     else:
-        natives = [native.soac_runtime_library(), native.runner_utils_library()]
+        natives = [native.soac_runtime_library()]
         if options.openmp:
             natives.append(native.openmp_library())
     with tempfile.TemporaryDirectory() as scratch:
@@ -81,10 +81,10 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
         for path in natives:
             shutil.copy2(path, directory / os.path.basename(path))
         links = [str(directory / os.path.basename(path)) for path in natives]
-        # GPU code must find every symbol in its runtime: say so now, not
-        # when it is loaded on the GPU machine.
-        strict = ["-Wl,--no-undefined"] if gpu else []
-        _run([os.environ.get("CC", "cc"), "-shared", "-o", str(library), str(objects), *links, "-lm", *strict, "-Wl,-rpath,$ORIGIN"])
+        # Every symbol must come from the libraries shipped alongside: say so
+        # now, not when the library is loaded on another machine.
+        _run([os.environ.get("CC", "cc"), "-shared", "-o", str(library), str(objects), *links, "-lm",
+              "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"])
     header = directory / f"{name}.h"
     header.write_text(c_header(signatures, library.name, gpu))
     metadata = directory / f"lib{name}.json"

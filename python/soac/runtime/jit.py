@@ -11,7 +11,7 @@ from .abi import CompiledFunction, Signature
 
 def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
     """Compiles a module in the LLVM dialect at -O3; returns its functions by name."""
-    libraries = [native.soac_runtime_library(), native.runner_utils_library()]
+    libraries = [native.soac_runtime_library()]
     if openmp:
         libraries.append(native.openmp_library())
     try:
