@@ -229,8 +229,9 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
       associative operator correct), combine their threads' values by warp
       shuffles and workgroup memory, and one block combines the blocks'
       results.
-    - `soac.scan`: block totals, an exclusive scan of the totals in one
-      block, then each block rescans its rows from its offset.
+    - `soac.scan`: each thread folds a contiguous range of rows (kept) and
+      each block totals them, one block scans the block totals, then each
+      thread rescans its rows from its offset.
     - `soac.scatter`: a copy of `dest`, then one thread per index and row
       element (out-of-range indices skipped).
     - `soac.reduce_by_index`: a copy of `dest`, then one atomic per value:

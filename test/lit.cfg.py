@@ -45,16 +45,12 @@ config.substitutions.append(("%soac_runtime", _soac_runtime))
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%python", sys.executable))
 
-# GPU: PTX is checked with ptxas where the CUDA toolkit has it; kernels run
-# where the CUDA driver is (tests say REQUIRES: ptxas / REQUIRES: cuda, and
-# lit lists them as UNSUPPORTED elsewhere).
-import ctypes  # noqa: E402
-import shutil  # noqa: E402
-
-if shutil.which("ptxas", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/cuda/bin"])):
+# PTX is checked with ptxas where the CUDA toolkit has it (found as
+# `python -m soac.ptx` finds it); elsewhere lit lists `REQUIRES: ptxas` tests
+# as UNSUPPORTED.
+_ptxas = subprocess.run(
+    [sys.executable, "-c", "from soac.ptx import ptxas_path; print(ptxas_path() or '')"],
+    check=True, capture_output=True, text=True,
+).stdout.strip()
+if _ptxas:
     config.available_features.add("ptxas")
-try:
-    ctypes.CDLL("libcuda.so.1")
-    config.available_features.add("cuda")
-except OSError:
-    pass

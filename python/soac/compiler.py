@@ -75,10 +75,6 @@ class GpuOptions:
             f"format={self.format} opt-level={self.opt_level}}})"
         )
 
-    @property
-    def openmp(self) -> bool:
-        return False
-
 
 def lower(
     module: ir.Module | str, *, options: CpuOptions | GpuOptions = CpuOptions(), only: str | None = None

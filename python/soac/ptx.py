@@ -47,9 +47,7 @@ def kernels(lowered: ir.Module) -> dict[str, str]:
 
 def ptxas_path() -> str | None:
     """The ``ptxas`` found on PATH or in the CUDA toolkit, if any."""
-    return shutil.which("ptxas") or next(
-        (p for p in ("/usr/local/cuda/bin/ptxas",) if os.path.exists(p)), None
-    )
+    return shutil.which("ptxas") or shutil.which("ptxas", path="/usr/local/cuda/bin")
 
 
 def assemble(ptx: str, arch: str = "sm_90") -> bytes:

@@ -6,6 +6,7 @@ derivatives included."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import pathlib
 import subprocess
 
@@ -157,6 +158,7 @@ CASES = {
 SIZES = [0, 1, 7, 1003, 300_001]
 
 
+@functools.cache
 def gpu_status() -> str:
     library = ctypes.CDLL(native.soac_cuda_runtime_library())
     library.soac_gpu_status.restype = ctypes.c_char_p

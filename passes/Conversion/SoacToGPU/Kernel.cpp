@@ -4,6 +4,7 @@
 #include "passes/Bodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -151,10 +152,7 @@ void ElementReader::prepare(ImplicitLocOpBuilder &host, Buffers &buffers,
 }
 
 Value ElementReader::size(ImplicitLocOpBuilder &host) const {
-  auto type = cast<RankedTensorType>(firstLeaf.getType());
-  if (!type.isDynamicDim(0))
-    return indexConstant(host, type.getDimSize(0));
-  return tensor::DimOp::create(host, firstLeaf, 0);
+  return sizesOf(host, firstLeaf).front();
 }
 
 SmallVector<Value> ElementReader::read(ImplicitLocOpBuilder &b,
@@ -218,6 +216,32 @@ Value asTensor(ImplicitLocOpBuilder &host, Value buffer, Type tensorType) {
   return bufferization::ToTensorOp::create(host, tensorType, buffer,
                                            /*restrict=*/true,
                                            /*writable=*/true);
+}
+
+SmallVector<Value> asTensors(ImplicitLocOpBuilder &host, ValueRange buffers,
+                             TypeRange types) {
+  return llvm::map_to_vector(llvm::zip(buffers, types), [&](auto pair) {
+    return asTensor(host, std::get<0>(pair), std::get<1>(pair));
+  });
+}
+
+void replaceSoac(Operation *op, ValueRange results,
+                 const ElementReader *reader) {
+  op->replaceAllUsesWith(results);
+  op->erase();
+  if (reader)
+    for (MapOp map : reader->fusedMaps())
+      map.erase();
+}
+
+SmallVector<Value> sizesOf(ImplicitLocOpBuilder &host, Value tensor) {
+  return getValueOrCreateConstantIndexOp(
+      host, host.getLoc(), tensor::getMixedSizes(host, host.getLoc(), tensor));
+}
+
+Value isThreadZero(ImplicitLocOpBuilder &b, const ThreadIds &ids) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ids.thread,
+                               indexConstant(b, 0));
 }
 
 MemRefType workgroupType(Type element, int64_t size) {

@@ -113,6 +113,20 @@ mlir::Value allocBuffer(mlir::ImplicitLocOpBuilder &host,
 mlir::Value asTensor(mlir::ImplicitLocOpBuilder &host, mlir::Value buffer,
                      mlir::Type tensorType);
 
+/// The tensors of `types` whose contents kernels wrote into `buffers`.
+llvm::SmallVector<mlir::Value> asTensors(mlir::ImplicitLocOpBuilder &host,
+                                         mlir::ValueRange buffers,
+                                         mlir::TypeRange types);
+/// Replaces the SOAC `op` by `results` and erases the maps its kernels
+/// recomputed (`reader`'s fused maps, if any).
+void replaceSoac(mlir::Operation *op, mlir::ValueRange results,
+                 const ElementReader *reader);
+/// The sizes of `tensor` on the host (constants where static).
+llvm::SmallVector<mlir::Value> sizesOf(mlir::ImplicitLocOpBuilder &host,
+                                       mlir::Value tensor);
+/// True in thread 0 of the block.
+mlir::Value isThreadZero(mlir::ImplicitLocOpBuilder &b, const ThreadIds &ids);
+
 /// A workgroup-memory buffer type of `size` elements of `element`.
 mlir::MemRefType workgroupType(mlir::Type element, int64_t size);
 

@@ -229,9 +229,7 @@ private:
     for (auto [value, output] : llvm::zip(values, outputs)) {
       if (!isa<TensorType>(value.getType())) {
         Value scalar = scalars.lookupOrDefault(value);
-        Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                            ids.thread, indexConstant(b, 0));
-        ifThen(b, first, [&](ImplicitLocOpBuilder &ib) {
+        ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
           memref::StoreOp::create(ib, scalar, output, ValueRange{row});
         });
         continue;
@@ -367,13 +365,8 @@ void lowerRowKernel(MapOp map) {
                           rows.build(ib, scratch);
                         });
                });
-  SmallVector<Value> results;
-  for (auto [out, type] : llvm::zip(outputs, map.getResultTypes()))
-    results.push_back(asTensor(host, out, type));
-  map->replaceAllUsesWith(results);
-  map->erase();
-  for (MapOp fused : scalarRows.fusedMaps())
-    fused.erase();
+  replaceSoac(map, asTensors(host, outputs, map.getResultTypes()),
+              &scalarRows);
 }
 
 } // namespace soac::kernels

@@ -11,8 +11,9 @@
 //                    commutative op, else contiguous ranges), combine in the
 //                    block by warp shuffles and workgroup memory; one block
 //                    combines the blocks' partial results
-//   scan             block totals; an exclusive scan of them in one block;
-//                    each block rescans its rows from its offset
+//   scan             thread and block totals; an exclusive scan of the
+//                    block totals in one block; each thread rescans its
+//                    rows from its offset
 //   scatter          copy of dest, then one thread per (index, row element)
 //   reduce_by_index  copy of dest, then one atomic per value
 //
@@ -62,17 +63,6 @@ Value foldBlocks(ImplicitLocOpBuilder &host, Value n) {
   return minIndex(host, blocksFor(host, n), indexConstant(host, kFoldBlocks));
 }
 
-/// Sizes of `tensor` as values on the host.
-SmallVector<Value> sizesOf(ImplicitLocOpBuilder &host, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<Value> sizes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    sizes.push_back(type.isDynamicDim(d)
-                        ? Value(tensor::DimOp::create(host, tensor, d))
-                        : indexConstant(host, type.getDimSize(d)));
-  return sizes;
-}
-
 Value product(ImplicitLocOpBuilder &b, ValueRange sizes) {
   Value result = indexConstant(b, 1);
   for (Value size : sizes)
@@ -113,15 +103,6 @@ Value copyToNewBuffer(ImplicitLocOpBuilder &host, Buffers &buffers,
   return copy;
 }
 
-/// Replaces `op` by `results` and erases the maps its kernels recomputed.
-void replace(Operation *op, ValueRange results, const ElementReader *reader) {
-  op->replaceAllUsesWith(results);
-  op->erase();
-  if (reader)
-    for (MapOp map : reader->fusedMaps())
-      map.erase();
-}
-
 //===----------------------------------------------------------------------===//
 // One lowering per op
 //===----------------------------------------------------------------------===//
@@ -148,10 +129,7 @@ void lowerMap(MapOp map) {
                                                     ValueRange{ids.global});
                         });
                });
-  SmallVector<Value> results;
-  for (auto [out, type] : llvm::zip(outputs, map.getResultTypes()))
-    results.push_back(asTensor(host, out, type));
-  replace(map, results, &reader);
+  replaceSoac(map, asTensors(host, outputs, map.getResultTypes()), &reader);
 }
 
 void lowerIota(IotaOp iota) {
@@ -173,7 +151,7 @@ void lowerIota(IotaOp iota) {
                                                   ValueRange{ids.global});
                         });
                });
-  replace(iota, asTensor(host, out, type), nullptr);
+  replaceSoac(iota, asTensor(host, out, type), nullptr);
 }
 
 /// Each thread folds its rows of `n` (interleaved when the operator allows,
@@ -212,19 +190,36 @@ void storeAll(ImplicitLocOpBuilder &b, ValueRange values, ValueRange buffers,
     memref::StoreOp::create(b, v, buffer, ValueRange{j});
 }
 
-Value isThreadZero(ImplicitLocOpBuilder &b, const ThreadIds &ids) {
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ids.thread,
-                               indexConstant(b, 0));
-}
+/// What the kernels of a reduce or a scan share: the tensors they read, the
+/// operator, the number of rows and of blocks folding them.
+struct Fold {
+  template <typename OpTy>
+  Fold(ImplicitLocOpBuilder &host, OpTy op)
+      : buffers(withFreeTensors(host, op.getBody())),
+        reader(host, buffers, op.getInputs(), op),
+        combiner(op.getBody(), op.getInits()), n(reader.size(host)),
+        blocks(foldBlocks(host, n)) {}
+
+  static Buffers withFreeTensors(ImplicitLocOpBuilder &host, Region &body) {
+    Buffers buffers;
+    buffers.addFreeTensors(host, body);
+    return buffers;
+  }
+
+  Buffers buffers;
+  ElementReader reader;
+  Combiner combiner;
+  Value n;
+  Value blocks;
+};
 
 void lowerReduce(ReduceOp reduce) {
   ImplicitLocOpBuilder host(reduce.getLoc(), reduce);
-  Buffers buffers;
-  buffers.addFreeTensors(host, reduce.getBody());
-  ElementReader reader(host, buffers, reduce.getInputs(), reduce);
-  Combiner combiner(reduce.getBody(), reduce.getInits());
-  Value n = reader.size(host);
-  Value blocks = foldBlocks(host, n);
+  Fold fold(host, reduce);
+  Buffers &buffers = fold.buffers;
+  const ElementReader &reader = fold.reader;
+  const Combiner &combiner = fold.combiner;
+  Value n = fold.n, blocks = fold.blocks;
   SmallVector<Value> partials, totals;
   for (Value init : reduce.getInits()) {
     partials.push_back(allocVector(host, init.getType(), blocks));
@@ -258,7 +253,7 @@ void lowerReduce(ReduceOp reduce) {
                  });
                });
   SmallVector<Value> results = loadAll(host, totals, indexConstant(host, 0));
-  replace(reduce, results, &reader);
+  replaceSoac(reduce, results, &fold.reader);
 }
 
 /// The scalar operator of a reduce over vector rows whose operator combines
@@ -347,19 +342,23 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
                                                   ValueRange{ids.global});
                         });
                });
-  replace(reduce, asTensor(host, out, resultType), nullptr);
+  replaceSoac(reduce, asTensor(host, out, resultType), nullptr);
 }
 
 void lowerScan(ScanOp scan) {
   ImplicitLocOpBuilder host(scan.getLoc(), scan);
-  Buffers buffers;
-  buffers.addFreeTensors(host, scan.getBody());
-  ElementReader reader(host, buffers, scan.getInputs(), scan);
-  Combiner combiner(scan.getBody(), scan.getInits());
-  Value n = reader.size(host);
-  Value blocks = foldBlocks(host, n);
-  SmallVector<Value> blockTotals, blockOffsets, outputs;
+  Fold fold(host, scan);
+  Buffers &buffers = fold.buffers;
+  const ElementReader &reader = fold.reader;
+  const Combiner &combiner = fold.combiner;
+  Value n = fold.n, blocks = fold.blocks;
+  // Each thread's fold of its rows, kept for the rescan so that the input
+  // is read twice, not three times.
+  Value threads = arith::MulIOp::create(host, blocks,
+                                        indexConstant(host, kBlockSize));
+  SmallVector<Value> threadTotals, blockTotals, blockOffsets, outputs;
   for (Value init : scan.getInits()) {
+    threadTotals.push_back(allocVector(host, init.getType(), threads));
     blockTotals.push_back(allocVector(host, init.getType(), blocks));
     blockOffsets.push_back(allocVector(host, init.getType(), blocks));
   }
@@ -370,19 +369,16 @@ void lowerScan(ScanOp scan) {
   auto read = [&](ImplicitLocOpBuilder &ib, Value j) {
     return reader.read(ib, j);
   };
-  // Each thread's contiguous range of rows, folded.
-  auto threadFold = [&](ImplicitLocOpBuilder &b, const ThreadIds &ids) {
-    auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
-    SmallVector<Value> acc =
-        foldRows(b, combiner, combiner.neutralElements(), lo, hi,
-                 indexConstant(b, 1), read);
-    return std::make_tuple(lo, hi, acc);
-  };
-  // 1. The total of each block's rows.
+  // 1. Each thread folds its contiguous range of rows; the total of each
+  // block's rows.
   launchKernel(host, blocks, combiner.workgroupTypes(), buffers,
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
                    ValueRange scratch) {
-                 auto [lo, hi, acc] = threadFold(b, ids);
+                 auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
+                 SmallVector<Value> acc =
+                     foldRows(b, combiner, combiner.neutralElements(), lo, hi,
+                              indexConstant(b, 1), read);
+                 storeAll(b, acc, threadTotals, ids.global);
                  SmallVector<Value> total =
                      blockReduce(b, combiner, ids.thread, acc, scratch);
                  ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
@@ -416,7 +412,8 @@ void lowerScan(ScanOp scan) {
   launchKernel(
       host, blocks, combiner.workgroupTypes(), buffers,
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange scratch) {
-        auto [lo, hi, acc] = threadFold(b, ids);
+        auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
+        SmallVector<Value> acc = loadAll(b, threadTotals, ids.global);
         SmallVector<Value> inBlock =
             blockExclusiveScan(b, combiner, ids.thread, acc, scratch).first;
         SmallVector<Value> start = combiner.combine(
@@ -431,10 +428,8 @@ void lowerScan(ScanOp scan) {
               scf::YieldOp::create(ib, next);
             });
       });
-  SmallVector<Value> results;
-  for (auto [out, type] : llvm::zip(outputs, scan.getResultTypes()))
-    results.push_back(asTensor(host, out, type));
-  replace(scan, results, &reader);
+  replaceSoac(scan, asTensors(host, outputs, scan.getResultTypes()),
+              &fold.reader);
 }
 
 /// `index` (any integer type) as an index, and whether it is in [0, size).
@@ -484,7 +479,7 @@ void lowerScatter(ScatterOp scatter) {
           });
         });
       });
-  replace(scatter, asTensor(host, out, scatter.getType()), &reader);
+  replaceSoac(scatter, asTensor(host, out, scatter.getType()), &reader);
 }
 
 void lowerReduceByIndex(ReduceByIndexOp histogram) {
@@ -510,7 +505,7 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
                  });
                });
       });
-  replace(histogram, asTensor(host, out, histogram.getResult(0).getType()),
+  replaceSoac(histogram, asTensor(host, out, histogram.getResult(0).getType()),
           &reader);
 }
 

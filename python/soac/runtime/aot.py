@@ -88,8 +88,7 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
     header = directory / f"{name}.h"
     header.write_text(c_header(signatures, library.name, gpu))
     metadata = directory / f"lib{name}.json"
-    target = "gpu" if gpu else "cpu"
-    metadata.write_text(json.dumps({"target": target, "functions": [s.to_json() for s in signatures]}, indent=2) + "\n")
+    metadata.write_text(json.dumps({"target": options.TARGET, "functions": [s.to_json() for s in signatures]}, indent=2) + "\n")
     loader = directory / "soac_runtime.py"
     shutil.copy2(abi.__file__, loader)
     return SharedLibrary(library, header, metadata, loader)
