@@ -5,7 +5,8 @@ within a constant factor of the primal needs the adjoint of each read to be a
 sparse scatter-add (reduce_by_index (+)), not a dense one-hot per read; the
 ratio must then stay flat from n = 1e3 to 1e6. Next to it, a program with a
 loop around a map, a scan and a reduce. Medians of repeats, compiled for the
-CPU with all cores, in one run.
+CPU, in one run: on all cores, then on one (the gradient's scatter-add runs on
+one core, so the ratio on one core is the work ratio).
 
     .venv/bin/python bench/cheap_gradient.py            # prints, updates docs/benchmarks.md
     .venv/bin/python bench/cheap_gradient.py --no-write
@@ -73,6 +74,7 @@ def run(sizes: list[int], repeats: int) -> list[tuple]:
     mixed = soac.compile(PROGRAM, "mixed")
     mixed_grad = soac.grad(PROGRAM, "mixed", wrt=[0])
     rng = np.random.default_rng(0)
+    all_cores = soac.get_num_threads()
     rows = []
     for n in sizes:
         x = rng.standard_normal(n)
@@ -80,30 +82,33 @@ def run(sizes: list[int], repeats: int) -> list[tuple]:
         expected = np.zeros(n)
         np.add.at(expected, idx, 2 * x[idx])
         np.testing.assert_allclose(gather_grad(x, idx), expected, rtol=1e-12)
-        times = [
-            median_seconds(lambda: gather(x, idx), repeats),
-            median_seconds(lambda: gather_grad(x, idx), repeats),
-            median_seconds(lambda: mixed(x, 0.7), repeats),
-            median_seconds(lambda: mixed_grad(x, 0.7), repeats),
-        ]
-        rows.append((n, *times))
-        print(f"n = {n:>9,d}  gather: ratio {times[1] / times[0]:5.2f}   loop/scan/reduce: ratio {times[3] / times[2]:5.2f}",
-              flush=True)
+        for threads in sorted({all_cores, 1}, reverse=True):
+            soac.set_num_threads(threads)
+            times = [
+                median_seconds(lambda: gather(x, idx), repeats),
+                median_seconds(lambda: gather_grad(x, idx), repeats),
+                median_seconds(lambda: mixed(x, 0.7), repeats),
+                median_seconds(lambda: mixed_grad(x, 0.7), repeats),
+            ]
+            rows.append((n, threads, *times))
+            print(f"n = {n:>9,d}  {threads} thread(s)  gather: ratio {times[1] / times[0]:5.2f}"
+                  f"   loop/scan/reduce: ratio {times[3] / times[2]:5.2f}", flush=True)
+    soac.set_num_threads(all_cores)
     return rows
 
 
 def markdown(rows, repeats: int) -> str:
     lines = [
-        f"Float64, medians of {repeats} runs (`bench/cheap_gradient.py`, {soac.get_num_threads()} threads). "
+        f"Float64, medians of {repeats} runs (`bench/cheap_gradient.py`), on all {soac.get_num_threads()} cores and on one. "
         "*gather*: `f(x, idx) = Σᵢ x[idx[i]]²`, idx uniform in [0, n). "
         "*loop/scan/reduce*: three steps of `x ← cumsum(sin(x)·w)/n`, then `Σ x²`.",
         "",
-        "| n | gather: primal (ms) | gradient (ms) | ratio | loop/scan/reduce: primal (ms) | gradient (ms) | ratio |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| n | threads | gather: primal (ms) | gradient (ms) | ratio | loop/scan/reduce: primal (ms) | gradient (ms) | ratio |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for n, t1, g1, t2, g2 in rows:
+    for n, threads, t1, g1, t2, g2 in rows:
         lines.append(
-            f"| {n:,d} | {t1 * 1e3:.3f} | {g1 * 1e3:.3f} | {g1 / t1:.2f} | {t2 * 1e3:.3f} | {g2 * 1e3:.3f} | {g2 / t2:.2f} |"
+            f"| {n:,d} | {threads} | {t1 * 1e3:.3f} | {g1 * 1e3:.3f} | {g1 / t1:.2f} | {t2 * 1e3:.3f} | {g2 * 1e3:.3f} | {g2 / t2:.2f} |"
         )
     return "\n".join(lines)
 
