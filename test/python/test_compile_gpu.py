@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib
 import pathlib
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from soac.compiler import GpuOptions, lower
 from soac.runtime import abi, native
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "adbench"))
 LIBRARY = (ROOT / "examples" / "soacs.mlir").read_text()
 rng = np.random.default_rng(7)
 
@@ -77,6 +80,67 @@ func.func @positive(%x: tensor<?xf32>) -> tensor<?xi1> {
     soac.yield %c : i1
   }
   return %r : tensor<?xi1>
+}
+
+// Nested deeper than one block shares out: one thread per row.
+func.func @batched_matvec(%a: tensor<?x?x?xf32>, %v: tensor<?xf32>) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%a : tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %rows = soac.map ins(%m : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb1(%row: tensor<?xf32>):
+      %p = soac.map ins(%row, %v : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%x: f32, %y: f32):
+        %t = arith.mulf %x, %y : f32
+        soac.yield %t : f32
+      }
+      %s = soac.reduce ins(%p : tensor<?xf32>) init(%zero : f32) -> f32 {
+      ^bb3(%x: f32, %y: f32):
+        %t = arith.addf %x, %y : f32
+        soac.yield %t : f32
+      }
+      soac.yield %s : f32
+    }
+    soac.yield %rows : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// Each row: its entries at computed indices, weighted by their position.
+func.func @weighted_gather_rows(%m: tensor<?x?xf64>, %idx: tensor<?xindex>) -> tensor<?x?xf64> {
+  %r = soac.map ins(%m : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %c0 = arith.constant 0 : index
+    %k = tensor.dim %idx, %c0 : tensor<?xindex>
+    %positions = soac.iota %k : tensor<?xi64>
+    %g = soac.map ins(%idx, %positions : tensor<?xindex>, tensor<?xi64>) -> tensor<?xf64> {
+    ^bb1(%i: index, %p: i64):
+      %e = tensor.extract %row[%i] : tensor<?xf64>
+      %w = arith.sitofp %p : i64 to f64
+      %t = arith.mulf %e, %w : f64
+      soac.yield %t : f64
+    }
+    soac.yield %g : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// Windows of 4 at row-dependent offsets, plus a constant row.
+func.func @windows(%starts: tensor<?xi64>, %x: tensor<?xf64>) -> tensor<?x4xf64> {
+  %half = arith.constant 0.5 : f64
+  %r = soac.map ins(%starts : tensor<?xi64>) -> tensor<?x4xf64> {
+  ^bb0(%s: i64):
+    %start = arith.index_cast %s : i64 to index
+    %w = tensor.extract_slice %x[%start] [4] [1] : tensor<?xf64> to tensor<4xf64>
+    %h = tensor.splat %half : tensor<4xf64>
+    %o = soac.map ins(%w, %h : tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64> {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %o : tensor<4xf64>
+  }
+  return %r : tensor<?x4xf64>
 }
 
 func.func @product_histogram(%h: tensor<?xf32>, %i: tensor<?xindex>, %v: tensor<?xf32>) -> tensor<?xf32> {
@@ -150,6 +214,9 @@ CASES = {
     "softmax_rows": (ROWS, lambda n: (floats(n, 300, dtype=np.float32),)),
     "row_cumsum": (ROWS, lambda n: (floats(n, 700),)),
     "positive": (ROWS, lambda n: (floats(n, dtype=np.float32),)),
+    "batched_matvec": (ROWS, lambda n: (floats(n, 5, 17, dtype=np.float32), floats(17, dtype=np.float32))),
+    "weighted_gather_rows": (ROWS, lambda n: (floats(n, 12), rng.integers(0, 12, 30))),
+    "windows": (ROWS, lambda n: (rng.integers(0, 60, n), floats(64))),
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),
     "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
     "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),
@@ -180,6 +247,21 @@ def test_every_kernel_assembles(function):
     for name, text in kernels.items():
         assert ".target sm_90" in text, name
         assert ptx.assemble(text, "sm_90"), name
+
+
+@needs_ptxas
+@pytest.mark.parametrize("program", ["gmm", "kmeans", "ba", "lstm", "lstm gradient"])
+def test_benchmark_programs_assemble(program):
+    """The ADBench objectives (bench/adbench), traced by the frontend."""
+    name, _, derivative = program.partition(" ")
+    module = importlib.import_module(name)
+    function, args = module.soac_version(*module.inputs(**module.TINY))
+    jitted = soac.value_and_grad(function, wrt=list(module.WRT)) if derivative else soac.jit(function)
+    traced = jitted.trace(*args)
+    kernels = ptx.kernels(lower(traced.module, options=GpuOptions(), only=traced.name))
+    assert kernels, "no kernel was generated"
+    for kernel, text in kernels.items():
+        assert ptx.assemble(text, "sm_90"), kernel
 
 
 def test_reductions_use_warp_shuffles_and_histograms_atomics():

@@ -311,6 +311,12 @@ LogicalResult checkRowKernel(MapOp map) {
   return success();
 }
 
+bool fitsRowKernel(MapOp map) {
+  ScopedDiagnosticHandler silence(map.getContext(),
+                                  [](Diagnostic &) { return success(); });
+  return succeeded(checkRowKernel(map));
+}
+
 void lowerRowKernel(MapOp map) {
   ImplicitLocOpBuilder host(map.getLoc(), map);
   Buffers buffers;

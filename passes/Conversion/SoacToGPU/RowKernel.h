@@ -26,6 +26,10 @@ namespace soac::kernels {
 /// error at the first op of its body that cannot.
 mlir::LogicalResult checkRowKernel(MapOp map);
 
+/// True when `map` can run as one block per row (checkRowKernel, silently).
+/// The others run one thread per row (ThreadKernel.h).
+bool fitsRowKernel(MapOp map);
+
 /// Replaces `map` by its kernel.
 void lowerRowKernel(MapOp map);
 

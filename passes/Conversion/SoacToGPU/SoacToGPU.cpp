@@ -4,7 +4,9 @@
 // kBlockSize threads (see Kernel.h for how tensors cross into kernels):
 //
 //   map, iota        one thread per row; a map over vector rows, or with
-//                    SOACs in its body, one block per row (RowKernel.h)
+//                    SOACs in its body, one block per row (RowKernel.h),
+//                    or one thread per row running the body sequentially
+//                    when it nests deeper (ThreadKernel.h)
 //   reduce           (over vector rows combined elementwise: one thread
 //                    per column and range of rows, then per column)
 //                    blocks fold rows (interleaved when the operator is one
@@ -28,6 +30,7 @@
 #include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 #include "passes/Conversion/SoacToGPU/RowKernel.h"
+#include "passes/Conversion/SoacToGPU/ThreadKernel.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -533,7 +536,7 @@ LogicalResult checkSupported(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([](MapOp map) {
         if (needsRowKernel(map))
-          return checkRowKernel(map);
+          return fitsRowKernel(map) ? success() : checkThreadKernel(map);
         return checkScalarCode(map.getBody(), map);
       })
       .Case([](ReduceOp reduce) -> LogicalResult {
@@ -603,7 +606,12 @@ struct ConvertSoacToGPUPass
         continue;
       llvm::TypeSwitch<Operation *>(op)
           .Case([](MapOp op) {
-            needsRowKernel(op) ? lowerRowKernel(op) : lowerMap(op);
+            if (!needsRowKernel(op))
+              lowerMap(op);
+            else if (fitsRowKernel(op))
+              lowerRowKernel(op);
+            else
+              lowerThreadKernel(op);
           })
           .Case([](ReduceOp op) {
             if (Region *elementwise = elementwiseOperator(op))

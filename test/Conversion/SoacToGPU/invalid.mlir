@@ -52,13 +52,35 @@ func.func @narrow_product_histogram(%h: tensor<?xf16>, %i: tensor<?xindex>, %v: 
 
 // -----
 
-func.func @row_of_matrices(%x: tensor<?x2x2xf32>) -> tensor<?x2x2xf32> {
-  // expected-error @+1 {{'soac.map' op is not supported by the GPU lowering: rows of rank above 1 ('tensor<?x2x2xf32>')}}
-  %r = soac.map ins(%x : tensor<?x2x2xf32>) -> tensor<?x2x2xf32> {
-  ^bb0(%m: tensor<2x2xf32>):
-    soac.yield %m : tensor<2x2xf32>
+func.func @shape_from_data(%x: tensor<?x?xf32>, %n: tensor<?xindex>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{in the body of this map}}
+  %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%row: tensor<?xf32>):
+    %k = tensor.extract %n[%c0] : tensor<?xindex>
+    // expected-error @+1 {{'tensor.extract_slice' op is not supported by the GPU lowering inside a map run by one thread per row: the shape of its tensors must follow from the sizes of the tensors the map reads}}
+    %s = tensor.extract_slice %row[0] [%k] [1] : tensor<?xf32> to tensor<?xf32>
+    soac.yield %s : tensor<?xf32>
   }
-  return %r : tensor<?x2x2xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @slice_of_computed_row(%x: tensor<?x?xf32>) -> tensor<?x2xf32> {
+  // expected-note @+1 {{in the body of this map}}
+  %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x2xf32> {
+  ^bb0(%row: tensor<?xf32>):
+    %sq = soac.map ins(%row : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%v: f32):
+      %t = arith.mulf %v, %v : f32
+      soac.yield %t : f32
+    }
+    // expected-error @+1 {{'tensor.extract_slice' op is not supported by the GPU lowering inside a map run by one thread per row: it slices a tensor the body computes}}
+    %s = tensor.extract_slice %sq[1] [2] [1] : tensor<?xf32> to tensor<2xf32>
+    soac.yield %s : tensor<2xf32>
+  }
+  return %r : tensor<?x2xf32>
 }
 
 // -----
@@ -69,7 +91,7 @@ func.func @tensor_built_per_row(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   // expected-note @+1 {{in the body of this map}}
   %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%row: tensor<?xf32>):
-    // expected-error @+1 {{'tensor.insert' op is not supported by the GPU lowering inside a map over rows: code per row may compute scalars, read vectors and run soac.map/reduce/scan on them}}
+    // expected-error @+1 {{'tensor.insert' op is not supported by the GPU lowering inside a map run by one thread per row: code per row may compute scalars, read and slice tensors, and run soac.map and soac.reduce on them}}
     %w = tensor.insert %zero into %row[%c0] : tensor<?xf32>
     soac.yield %w : tensor<?xf32>
   }
@@ -84,7 +106,7 @@ func.func @scan_read_in_row(%x: tensor<?x?xf32>) -> tensor<?xf32> {
   // expected-note @+1 {{in the body of this map}}
   %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?xf32> {
   ^bb0(%row: tensor<?xf32>):
-    // expected-error @+1 {{'soac.scan' op is not supported by the GPU lowering inside a map over rows: a scan per row must be yielded, not read}}
+    // expected-error @+1 {{'soac.scan' op is not supported by the GPU lowering inside a map run by one thread per row: a scan per row must be yielded by a map whose body nests no deeper (one block per row)}}
     %c = soac.scan ins(%row : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
     ^bb0(%a: f32, %b: f32):
       %t = arith.addf %a, %b : f32
@@ -103,7 +125,7 @@ func.func @scalar_body_building_tensors(%x: tensor<?xf32>) -> tensor<?xf32> {
   // expected-note @+1 {{in the body of this map}}
   %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%v: f32):
-    // expected-error @+1 {{'tensor.from_elements' op is not supported by the GPU lowering inside a map over rows}}
+    // expected-error @+1 {{'tensor.from_elements' op is not supported by the GPU lowering inside a map run by one thread per row}}
     %t = tensor.from_elements %v, %v : tensor<2xf32>
     %e = tensor.extract %t[%c0] : tensor<2xf32>
     soac.yield %e : f32

@@ -190,3 +190,78 @@ func.func @iota(%n: index) -> tensor<?xi32> {
   %r = soac.iota %n : tensor<?xi32>
   return %r : tensor<?xi32>
 }
+
+// -----
+
+// Rows of rank two, maps nested two deep: one thread per row runs the body
+// as loops (the inner reduce folds the recomputed products; nothing is
+// materialized but the result).
+// CHECK-LABEL: func.func @batched_matvec
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[J]], %[[K]]] : memref<?x?x?xf32
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: memref.store %[[SUM]], %[[OUT]][%{{.*}}, %[[J]]]
+func.func @batched_matvec(%a: tensor<?x?x?xf32>, %v: tensor<?xf32>) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%a : tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %rows = soac.map ins(%m : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb1(%row: tensor<?xf32>):
+      %p = soac.map ins(%row, %v : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%x: f32, %y: f32):
+        %t = arith.mulf %x, %y : f32
+        soac.yield %t : f32
+      }
+      %s = soac.reduce ins(%p : tensor<?xf32>) init(%zero : f32) -> f32 {
+      ^bb3(%x: f32, %y: f32):
+        %t = arith.addf %x, %y : f32
+        soac.yield %t : f32
+      }
+      soac.yield %s : f32
+    }
+    soac.yield %rows : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A vector of the row read at computed indices, and a slice of a tensor at a
+// row-dependent offset: read where they lie.
+// CHECK-LABEL: func.func @gather_in_row
+// CHECK: gpu.launch
+// CHECK: %[[I:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xindex
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[I]]] : memref<?x?xf64
+// CHECK-LABEL: func.func @slice_at_row_offset
+// CHECK: gpu.launch
+// CHECK: %[[START:.*]] = arith.index_cast
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: %[[AT:.*]] = arith.addi %[[START]], %[[J]]
+// CHECK: memref.load %{{.*}}[%[[AT]]] : memref<?xf64
+func.func @gather_in_row(%m: tensor<?x?xf64>, %idx: tensor<?xindex>) -> tensor<?x?xf64> {
+  %r = soac.map ins(%m : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %g = soac.map ins(%idx : tensor<?xindex>) -> tensor<?xf64> {
+    ^bb1(%i: index):
+      %e = tensor.extract %row[%i] : tensor<?xf64>
+      soac.yield %e : f64
+    }
+    soac.yield %g : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+func.func @slice_at_row_offset(%starts: tensor<?xi64>, %x: tensor<?xf64>) -> tensor<?x4xf64> {
+  %r = soac.map ins(%starts : tensor<?xi64>) -> tensor<?x4xf64> {
+  ^bb0(%s: i64):
+    %start = arith.index_cast %s : i64 to index
+    %w = tensor.extract_slice %x[%start] [4] [1] : tensor<?xf64> to tensor<4xf64>
+    soac.yield %w : tensor<4xf64>
+  }
+  return %r : tensor<?x4xf64>
+}

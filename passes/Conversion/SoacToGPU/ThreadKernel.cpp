@@ -1,0 +1,664 @@
+//===- ThreadKernel.cpp - maps over rows as one thread per row ------------===//
+#include "passes/Conversion/SoacToGPU/ThreadKernel.h"
+
+#include "passes/Conversion/SoacToGPU/Kernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <memory>
+#include <optional>
+
+using namespace mlir;
+
+namespace soac::kernels {
+namespace {
+
+bool isTensor(Type type) { return isa<TensorType>(type); }
+
+bool definedIn(MapOp map, Value value) {
+  return map.getBody().isAncestor(value.getParentRegion());
+}
+
+LogicalResult unsupportedInThread(Operation *op, MapOp map, const Twine &why) {
+  InFlightDiagnostic error =
+      op->emitOpError() << "is not supported by the GPU lowering inside a map "
+                           "run by one thread per row: "
+                        << why;
+  error.attachNote(map.getLoc()) << "in the body of this map";
+  return error;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes, known before the kernel runs
+//===----------------------------------------------------------------------===//
+
+/// Where one size of a tensor of the body comes from: a dimension of a tensor
+/// the kernel reads, an index computed outside the map, or a constant.
+struct SizeSource {
+  Value tensor;
+  int64_t dim = 0;
+  Value index;
+  int64_t constant = 0;
+};
+using Shape = SmallVector<SizeSource>;
+
+/// The shapes of the tensors of `map`'s body, traced back to values defined
+/// outside it; failure when a shape depends on what the body computes.
+class Shapes {
+public:
+  explicit Shapes(MapOp map) : map(map) {}
+
+  FailureOr<Shape> of(Value tensor) {
+    if (auto found = known.find(tensor); found != known.end())
+      return found->second;
+    FailureOr<Shape> shape = compute(tensor);
+    if (failed(shape))
+      return failure();
+    // Static sizes are constants whatever the source.
+    auto type = cast<RankedTensorType>(tensor.getType());
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!type.isDynamicDim(d))
+        (*shape)[d] = constantSize(type.getDimSize(d));
+    known[tensor] = *shape;
+    return shape;
+  }
+
+  /// The sizes of `tensor` as index values at the host builder's insertion
+  /// point (before the kernel); `tensor`'s shape must be known.
+  SmallVector<Value> materialize(ImplicitLocOpBuilder &host, Value tensor) {
+    auto found = sizes.find(tensor);
+    if (found != sizes.end())
+      return found->second;
+    SmallVector<Value> values;
+    Shape shape = *of(tensor);
+    for (const SizeSource &size : shape) {
+      if (size.tensor)
+        values.push_back(tensor::DimOp::create(host, size.tensor, size.dim));
+      else if (size.index)
+        values.push_back(size.index);
+      else
+        values.push_back(indexConstant(host, size.constant));
+    }
+    return sizes[tensor] = values;
+  }
+
+private:
+  static SizeSource constantSize(int64_t value) {
+    SizeSource size;
+    size.constant = value;
+    return size;
+  }
+
+  FailureOr<Shape> compute(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Shape shape;
+    if (!definedIn(map, tensor)) {
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        shape.push_back(SizeSource{tensor, d, {}, 0});
+      return shape;
+    }
+    // A row of an input of this map or of a map nested in it.
+    if (auto arg = dyn_cast<BlockArgument>(tensor)) {
+      auto parent = dyn_cast<MapOp>(arg.getOwner()->getParentOp());
+      if (!parent)
+        return failure();
+      FailureOr<Shape> input = of(parent.getInputs()[arg.getArgNumber()]);
+      if (failed(input))
+        return failure();
+      return Shape(llvm::drop_begin(*input));
+    }
+    Operation *producer = tensor.getDefiningOp();
+    if (auto inner = dyn_cast<MapOp>(producer)) {
+      FailureOr<Shape> outer = of(inner.getInputs()[0]);
+      if (failed(outer))
+        return failure();
+      shape.push_back(outer->front());
+      Value yielded = inner.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(tensor).getResultNumber());
+      if (isTensor(yielded.getType())) {
+        FailureOr<Shape> row = of(yielded);
+        if (failed(row))
+          return failure();
+        llvm::append_range(shape, *row);
+      }
+      return shape;
+    }
+    if (auto iota = dyn_cast<IotaOp>(producer)) {
+      if (!iota.getSize())
+        return Shape{constantSize(type.getDimSize(0))};
+      FailureOr<SizeSource> size = sizeOf(iota.getSize());
+      if (failed(size))
+        return failure();
+      return Shape{*size};
+    }
+    if (auto splat = dyn_cast<tensor::SplatOp>(producer)) {
+      auto dynamic = splat.getDynamicSizes().begin();
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (!type.isDynamicDim(d)) {
+          shape.push_back(constantSize(type.getDimSize(d)));
+          continue;
+        }
+        FailureOr<SizeSource> size = sizeOf(*dynamic++);
+        if (failed(size))
+          return failure();
+        shape.push_back(*size);
+      }
+      return shape;
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(producer)) {
+      llvm::SmallBitVector dropped = slice.getDroppedDims();
+      for (auto [d, size] : llvm::enumerate(slice.getMixedSizes())) {
+        if (dropped.test(d))
+          continue;
+        if (std::optional<int64_t> value = getConstantIntValue(size)) {
+          shape.push_back(constantSize(*value));
+          continue;
+        }
+        FailureOr<SizeSource> source = sizeOf(cast<Value>(size));
+        if (failed(source))
+          return failure();
+        shape.push_back(*source);
+      }
+      return shape;
+    }
+    return failure();
+  }
+
+  /// An index value used as a size: from outside the map, or a dimension of
+  /// a tensor whose shape is known.
+  FailureOr<SizeSource> sizeOf(Value index) {
+    if (!definedIn(map, index))
+      return SizeSource{{}, 0, index, 0};
+    if (auto dim = index.getDefiningOp<tensor::DimOp>()) {
+      std::optional<int64_t> d = dim.getConstantIndex();
+      FailureOr<Shape> source = of(dim.getSource());
+      if (!d || failed(source))
+        return failure();
+      return (*source)[*d];
+    }
+    return failure();
+  }
+
+  MapOp map;
+  DenseMap<Value, Shape> known;
+  DenseMap<Value, SmallVector<Value>> sizes;
+};
+
+//===----------------------------------------------------------------------===//
+// What one thread can run
+//===----------------------------------------------------------------------===//
+
+/// Regions of scalar ops (scf.if, scf.for...) and reduce operators may read
+/// tensors from outside the map only: the body's tensors are not in memory.
+LogicalResult checkReadsOutside(Region &region, Operation *op, MapOp map) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(region, above);
+  for (Value value : above)
+    if (isTensor(value.getType()) && definedIn(map, value))
+      return unsupportedInThread(op, map,
+                                 "a tensor of the row is read inside a nested "
+                                 "region; read it in the map's body");
+  return success();
+}
+
+/// Slices are read in place, so their source must be in memory, not a map
+/// recomputed per element (through the rows of nested maps' inputs).
+bool slicesComputedTensor(tensor::ExtractSliceOp slice, MapOp map) {
+  Value source = slice.getSource();
+  while (definedIn(map, source)) {
+    if (auto inner = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      source = inner.getSource();
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(source);
+    if (!arg)
+      return true;
+    auto parent = dyn_cast<MapOp>(arg.getOwner()->getParentOp());
+    if (!parent || parent == map)
+      return false;
+    source = parent.getInputs()[arg.getArgNumber()];
+  }
+  return false;
+}
+
+LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
+  auto knownShape = [&](Operation *op, Value tensor) {
+    if (succeeded(shapes.of(tensor)))
+      return success();
+    return unsupportedInThread(op, map,
+                               "the shape of its tensors must follow from the "
+                               "sizes of the tensors the map reads");
+  };
+  for (Operation &op : block.without_terminator()) {
+    if (auto inner = dyn_cast<MapOp>(op)) {
+      for (Value result : inner.getResults())
+        if (failed(knownShape(inner, result)))
+          return failure();
+      if (failed(checkThreadBlock(inner.getBody().front(), map, shapes)))
+        return failure();
+      continue;
+    }
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (!llvm::all_of(reduce.getInputs().getTypes(), [](Type t) {
+            return cast<RankedTensorType>(t).getRank() == 1;
+          }))
+        return unsupportedInThread(reduce, map, "it must combine scalars");
+      if (failed(knownShape(reduce, reduce.getInputs()[0])) ||
+          failed(checkScalarCode(reduce.getBody(), reduce)) ||
+          failed(checkReadsOutside(reduce.getBody(), reduce, map)))
+        return failure();
+      continue;
+    }
+    if (isa<tensor::ExtractOp>(op)) {
+      if (failed(knownShape(&op, op.getOperand(0))))
+        return failure();
+      continue;
+    }
+    if (isa<IotaOp, tensor::SplatOp>(op)) {
+      if (failed(knownShape(&op, op.getResult(0))))
+        return failure();
+      continue;
+    }
+    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+      if (!dim.getConstantIndex())
+        return unsupportedInThread(dim, map, "the dimension must be constant");
+      if (failed(knownShape(dim, dim.getSource())))
+        return failure();
+      continue;
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      if (!llvm::all_of(slice.getMixedStrides(), [](OpFoldResult stride) {
+            return getConstantIntValue(stride) == 1;
+          }))
+        return unsupportedInThread(slice, map, "its strides must be 1");
+      if (failed(knownShape(slice, slice.getSource())) ||
+          failed(knownShape(slice, slice.getResult())))
+        return failure();
+      if (slicesComputedTensor(slice, map))
+        return unsupportedInThread(slice, map,
+                                   "it slices a tensor the body computes");
+      continue;
+    }
+    if (isa<ScanOp>(op))
+      return unsupportedInThread(&op, map,
+                                 "a scan per row must be yielded by a map "
+                                 "whose body nests no deeper (one block per "
+                                 "row)");
+    if (llvm::any_of(op.getResultTypes(), isTensor) ||
+        llvm::any_of(op.getOperandTypes(), isTensor))
+      return unsupportedInThread(
+          &op, map,
+          "code per row may compute scalars, read and slice tensors, and run "
+          "soac.map and soac.reduce on them");
+    for (Region &region : op.getRegions()) {
+      if (failed(checkReadsOutside(region, &op, map)))
+        return failure();
+      WalkResult tensors = region.walk([&](Operation *nested) {
+        bool read = isa<tensor::ExtractOp, tensor::DimOp>(nested);
+        if (!read && (llvm::any_of(nested->getResultTypes(), isTensor) ||
+                      llvm::any_of(nested->getOperandTypes(), isTensor))) {
+          (void)unsupportedInThread(nested, map,
+                                    "regions of scalar ops may only compute "
+                                    "scalars and read tensors");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (tensors.wasInterrupted())
+        return failure();
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The thread's code
+//===----------------------------------------------------------------------===//
+
+struct Frame;
+using FramePtr = std::shared_ptr<Frame>;
+
+/// A tensor of the body inside the kernel, never materialized: either a
+/// tensor the kernel reads (through its buffer) at `indices`, of which the
+/// dimensions in `open` are still to be indexed (their entries are offsets),
+/// or the elements of result `result` of `map`, recomputed in `scope`, or
+/// the elements `generator` (soac.iota, tensor.splat) defines in `scope`.
+struct View {
+  Value tensor;
+  SmallVector<Value> indices;
+  SmallVector<unsigned> open;
+
+  MapOp map;
+  unsigned result = 0;
+  FramePtr scope;
+  std::vector<View> inputs;
+
+  Operation *generator = nullptr;
+
+  /// Host values: the sizes of the dimensions still open.
+  SmallVector<Value> sizes;
+};
+
+/// What a value of the body is in the kernel: a scalar or a view.
+struct Entry {
+  Value scalar;
+  std::optional<View> view;
+};
+
+/// The values of one run of a block (a map's body for one element, an
+/// operator's for one step), inside the scope that defined the block.
+struct Frame {
+  FramePtr parent;
+  DenseMap<Value, Value> scalars;
+  DenseMap<Value, View> views;
+};
+
+class ThreadCode {
+public:
+  ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map)
+      : shapes(shapes) {
+    // Every size the kernel needs, computed on the host before the launch.
+    map.getBody().walk([&](Operation *op) {
+      for (Value value : llvm::concat<Value>(op->getOperands(),
+                                             op->getResults()))
+        if (isTensor(value.getType()))
+          sizes[value] = shapes.materialize(host, value);
+    });
+    for (Value input : map.getInputs())
+      sizes[input] = shapes.materialize(host, input);
+  }
+
+  /// Runs the ops of `block` (not its terminator) in `frame`.
+  void run(ImplicitLocOpBuilder &b, Block &block, const FramePtr &frame) {
+    for (Operation &op : block.without_terminator()) {
+      if (auto inner = dyn_cast<MapOp>(op)) {
+        std::vector<View> inputs;
+        for (Value input : inner.getInputs())
+          inputs.push_back(view(frame, input));
+        for (OpResult result : inner->getResults()) {
+          View lazy;
+          lazy.map = inner;
+          lazy.result = result.getResultNumber();
+          lazy.scope = frame;
+          lazy.inputs = inputs;
+          lazy.sizes = sizes.lookup(result);
+          frame->views[result] = lazy;
+        }
+      } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+        SmallVector<Value> results = fold(b, reduce, frame);
+        for (auto [result, value] : llvm::zip(reduce.getResults(), results))
+          frame->scalars[result] = value;
+      } else if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+        Entry entry{{}, view(frame, extract.getTensor())};
+        for (Value index : extract.getIndices())
+          entry = element(b, *entry.view, scalar(frame, index));
+        frame->scalars[extract.getResult()] = entry.scalar;
+      } else if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+        frame->scalars[dim.getResult()] =
+            sizes.lookup(dim.getSource())[*dim.getConstantIndex()];
+      } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+        frame->views[slice.getResult()] = sliced(b, frame, slice);
+      } else if (isa<IotaOp, tensor::SplatOp>(op)) {
+        View generated;
+        generated.generator = &op;
+        generated.scope = frame;
+        generated.sizes = sizes.lookup(op.getResult(0));
+        frame->views[op.getResult(0)] = generated;
+      } else {
+        IRMapping mapping;
+        for (Value operand : op.getOperands())
+          mapping.map(operand, scalar(frame, operand));
+        SetVector<Value> above;
+        for (Region &region : op.getRegions())
+          getUsedValuesDefinedAbove(region, above);
+        for (Value value : above)
+          if (!isTensor(value.getType()))
+            mapping.map(value, scalar(frame, value));
+        Operation *copy = b.clone(op, mapping);
+        for (auto [result, value] :
+             llvm::zip(op.getResults(), copy->getResults()))
+          frame->scalars[result] = value;
+      }
+    }
+  }
+
+  /// The kernel-side value of `value`, a scalar: found in `frame` or the
+  /// scopes around it, or defined outside the kernel.
+  Value scalar(const FramePtr &frame, Value value) const {
+    for (Frame *f = frame.get(); f; f = f->parent.get())
+      if (Value found = f->scalars.lookup(value))
+        return found;
+    return value;
+  }
+
+  /// The view of `tensor`: found in `frame` or around it, or a tensor the
+  /// kernel reads whole.
+  View view(const FramePtr &frame, Value tensor) const {
+    for (Frame *f = frame.get(); f; f = f->parent.get())
+      if (auto found = f->views.find(tensor); found != f->views.end())
+        return found->second;
+    return whole(tensor);
+  }
+
+  /// A tensor the kernel reads, all of its dimensions open.
+  View whole(Value tensor) const {
+    View all;
+    all.tensor = tensor;
+    int64_t rank = cast<RankedTensorType>(tensor.getType()).getRank();
+    all.indices.assign(rank, Value());
+    for (int64_t d = 0; d < rank; ++d)
+      all.open.push_back(d);
+    all.sizes = sizes.lookup(tensor);
+    return all;
+  }
+
+  /// Element `j` of `v`: a scalar, or a view of one rank less.
+  Entry element(ImplicitLocOpBuilder &b, const View &v, Value j) {
+    if (v.generator) {
+      if (v.sizes.size() > 1) {
+        View row = v;
+        row.sizes.erase(row.sizes.begin());
+        return {{}, row};
+      }
+      if (auto splat = dyn_cast<tensor::SplatOp>(v.generator))
+        return {scalar(v.scope, splat.getInput()), {}};
+      Type element = getElementTypeOrSelf(v.generator->getResult(0));
+      if (element.isIndex())
+        return {j, {}};
+      return {arith::IndexCastOp::create(b, element, j), {}};
+    }
+    if (!v.map) {
+      View row = v;
+      unsigned d = row.open.front();
+      row.indices[d] = row.indices[d]
+                           ? Value(arith::AddIOp::create(b, row.indices[d], j))
+                           : j;
+      row.open.erase(row.open.begin());
+      row.sizes.erase(row.sizes.begin());
+      if (!row.open.empty())
+        return {{}, row};
+      return {tensor::ExtractOp::create(b, row.tensor, row.indices), {}};
+    }
+    auto frame = std::make_shared<Frame>();
+    frame->parent = v.scope;
+    MapOp map = v.map;
+    Block &body = map.getBody().front();
+    for (auto [arg, input] : llvm::zip(body.getArguments(), v.inputs)) {
+      Entry entry = element(b, input, j);
+      if (entry.view)
+        frame->views[arg] = *entry.view;
+      else
+        frame->scalars[arg] = entry.scalar;
+    }
+    run(b, body, frame);
+    Value yielded = body.getTerminator()->getOperand(v.result);
+    if (isTensor(yielded.getType()))
+      return {{}, view(frame, yielded)};
+    return {scalar(frame, yielded), {}};
+  }
+
+  /// Writes `entry` (a scalar or a view) into `output` at `indices`.
+  void write(ImplicitLocOpBuilder &b, const Entry &entry, Value output,
+             SmallVector<Value> indices) {
+    if (!entry.view) {
+      memref::StoreOp::create(b, entry.scalar, output, indices);
+      return;
+    }
+    scf::ForOp::create(
+        b, indexConstant(b, 0), entry.view->sizes.front(), indexConstant(b, 1),
+        ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          SmallVector<Value> inner = indices;
+          inner.push_back(j);
+          write(ib, element(ib, *entry.view, j), output, inner);
+          scf::YieldOp::create(ib);
+        });
+  }
+
+  SmallVector<Value> sizesOf(Value tensor) const {
+    return sizes.lookup(tensor);
+  }
+
+private:
+  /// A nested reduce: a loop folding the elements of its inputs.
+  SmallVector<Value> fold(ImplicitLocOpBuilder &b, ReduceOp reduce,
+                          const FramePtr &frame) {
+    std::vector<View> inputs;
+    for (Value input : reduce.getInputs())
+      inputs.push_back(view(frame, input));
+    SmallVector<Value> inits = llvm::map_to_vector(
+        reduce.getInits(), [&](Value init) { return scalar(frame, init); });
+    Block &op = reduce.getBody().front();
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), inputs.front().sizes.front(),
+        indexConstant(b, 1), inits,
+        [&](OpBuilder &nested, Location loc, Value j, ValueRange acc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          auto step = std::make_shared<Frame>();
+          step->parent = frame;
+          for (auto [arg, value] : llvm::zip(op.getArguments(), acc))
+            step->scalars[arg] = value;
+          for (auto [arg, input] :
+               llvm::zip(op.getArguments().drop_front(acc.size()), inputs))
+            step->scalars[arg] = element(ib, input, j).scalar;
+          run(ib, op, step);
+          scf::YieldOp::create(
+              ib, llvm::map_to_vector(
+                      op.getTerminator()->getOperands(),
+                      [&](Value v) { return scalar(step, v); }));
+        });
+    return llvm::to_vector_of<Value>(loop.getResults());
+  }
+
+  /// A slice of a tensor read in place: offsets added to the open
+  /// dimensions, the dimensions it drops fixed.
+  View sliced(ImplicitLocOpBuilder &b, const FramePtr &frame,
+              tensor::ExtractSliceOp slice) {
+    View source = view(frame, slice.getSource());
+    assert(!source.map && "slices of recomputed maps are rejected earlier");
+    View result = source;
+    result.open.clear();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets())) {
+      unsigned dim = source.open[d];
+      Value start = getValueOrCreateConstantIndexOp(
+          b, b.getLoc(),
+          isa<Value>(offset) ? OpFoldResult(scalar(frame, cast<Value>(offset)))
+                             : offset);
+      result.indices[dim] =
+          result.indices[dim]
+              ? Value(arith::AddIOp::create(b, result.indices[dim], start))
+              : start;
+      if (!dropped.test(d))
+        result.open.push_back(dim);
+    }
+    result.sizes = sizes.lookup(slice.getResult());
+    return result;
+  }
+
+  Shapes &shapes;
+  DenseMap<Value, SmallVector<Value>> sizes;
+};
+
+} // namespace
+
+LogicalResult checkThreadKernel(MapOp map) {
+  Shapes shapes(map);
+  Block &body = map.getBody().front();
+  if (failed(checkThreadBlock(body, map, shapes)))
+    return failure();
+  for (Value yielded : body.getTerminator()->getOperands())
+    if (isTensor(yielded.getType()) && failed(shapes.of(yielded)))
+      return unsupportedInThread(body.getTerminator(), map,
+                                 "the shape of a yielded tensor must follow "
+                                 "from the sizes of the tensors the map reads");
+  return success();
+}
+
+void lowerThreadKernel(MapOp map) {
+  ImplicitLocOpBuilder host(map.getLoc(), map);
+  Buffers buffers;
+  buffers.addFreeTensors(host, map.getBody());
+  Block &body = map.getBody().front();
+  SmallVector<Value> scalarInputs;
+  for (Value input : map.getInputs()) {
+    if (cast<RankedTensorType>(input.getType()).getRank() == 1)
+      scalarInputs.push_back(input);
+    else
+      buffers.of(host, input);
+  }
+  ElementReader scalarRows(host, buffers, scalarInputs, map);
+  Value n = scalarInputs.empty()
+                ? Value(tensor::DimOp::create(host, map.getInputs()[0], 0))
+                : scalarRows.size(host);
+
+  Shapes shapes(map);
+  ThreadCode code(host, shapes, map);
+  SmallVector<Value> outputs;
+  for (auto [type, yielded] : llvm::zip(map.getResultTypes(),
+                                        body.getTerminator()->getOperands())) {
+    auto tensorType = cast<RankedTensorType>(type);
+    SmallVector<Value> sizes{n};
+    if (isTensor(yielded.getType()))
+      llvm::append_range(sizes, code.sizesOf(yielded));
+    outputs.push_back(
+        allocBuffer(host, tensorType, dynamicSizes(tensorType, sizes)));
+  }
+
+  launchKernel(
+      host, blocksFor(host, n), {}, buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+        ifThen(b, lessThan(b, ids.global, n), [&](ImplicitLocOpBuilder &ib) {
+          Value i = ids.global;
+          auto frame = std::make_shared<Frame>();
+          SmallVector<Value> scalars = scalarRows.read(ib, i);
+          size_t next = 0;
+          for (auto [arg, input] :
+               llvm::zip(body.getArguments(), map.getInputs())) {
+            if (!isTensor(arg.getType())) {
+              frame->scalars[arg] = scalars[next++];
+              continue;
+            }
+            frame->views[arg] = *code.element(ib, code.whole(input), i).view;
+          }
+          code.run(ib, body, frame);
+          for (auto [yielded, output] :
+               llvm::zip(body.getTerminator()->getOperands(), outputs)) {
+            Entry entry = isTensor(yielded.getType())
+                              ? Entry{{}, code.view(frame, yielded)}
+                              : Entry{code.scalar(frame, yielded), {}};
+            code.write(ib, entry, output, {i});
+          }
+        });
+      });
+  replaceSoac(map, asTensors(host, outputs, map.getResultTypes()),
+              &scalarRows);
+}
+
+} // namespace soac::kernels

@@ -1,0 +1,36 @@
+//===- ThreadKernel.h - maps over rows as one thread per row ----*- C++ -*-===//
+//
+// A soac.map whose body nests parallelism more deeply than one thread block
+// can share out (maps of maps, rows of rank above one, vectors of the row
+// read at computed indices) runs one thread per row, and the thread runs the
+// body sequentially (Futhark sequentializes the innermost levels the same
+// way):
+//
+//   - no tensor of the body is materialized: a nested map's elements are
+//     recomputed where they are read (a closure over the scope that defined
+//     the map), and a row or slice of a tensor is read where it lies;
+//   - a nested reduce is a loop folding the elements it reads;
+//   - a yielded tensor is written element by element into the result row.
+//
+// Results are allocated before the kernel runs, so the shapes of the body's
+// tensors must follow from the sizes of the tensors it reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_CONVERSION_SOACTOGPU_THREADKERNEL_H
+#define SOAC_PASSES_CONVERSION_SOACTOGPU_THREADKERNEL_H
+
+#include "dialect/SoacOps.h"
+
+namespace soac::kernels {
+
+/// Succeeds when one thread can run a row of `map`; otherwise emits an error
+/// at the first op of its body that cannot run there.
+mlir::LogicalResult checkThreadKernel(MapOp map);
+
+/// Replaces `map` by its kernel.
+void lowerThreadKernel(MapOp map);
+
+} // namespace soac::kernels
+
+#endif // SOAC_PASSES_CONVERSION_SOACTOGPU_THREADKERNEL_H
