@@ -360,8 +360,7 @@ struct Frame {
 
 class ThreadCode {
 public:
-  ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map)
-      : shapes(shapes) {
+  ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map) {
     // Every size the kernel needs, computed on the host before the launch.
     map.getBody().walk([&](Operation *op) {
       for (Value value : llvm::concat<Value>(op->getOperands(),
@@ -582,7 +581,6 @@ private:
     return result;
   }
 
-  Shapes &shapes;
   DenseMap<Value, SmallVector<Value>> sizes;
 };
 
