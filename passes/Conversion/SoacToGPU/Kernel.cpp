@@ -52,6 +52,10 @@ bool hasScalarRows(MapOp map) {
          llvm::all_of(map.getResultTypes(), rank1);
 }
 
+bool definedIn(MapOp map, Value value) {
+  return map.getBody().isAncestor(value.getParentRegion());
+}
+
 //===----------------------------------------------------------------------===//
 // Buffers
 //===----------------------------------------------------------------------===//

@@ -21,10 +21,6 @@ bool isVectorType(Type type) {
   return tensor && tensor.getRank() == 1;
 }
 
-bool definedIn(MapOp map, Value value) {
-  return map.getBody().isAncestor(value.getParentRegion());
-}
-
 LogicalResult unsupportedInRow(Operation *op, MapOp map, const Twine &why) {
   InFlightDiagnostic error =
       op->emitOpError() << "is not supported by the GPU lowering inside a map "

@@ -20,10 +20,6 @@ namespace {
 
 bool isTensor(Type type) { return isa<TensorType>(type); }
 
-bool definedIn(MapOp map, Value value) {
-  return map.getBody().isAncestor(value.getParentRegion());
-}
-
 LogicalResult unsupportedInThread(Operation *op, MapOp map, const Twine &why) {
   InFlightDiagnostic error =
       op->emitOpError() << "is not supported by the GPU lowering inside a map "
@@ -66,25 +62,6 @@ public:
         (*shape)[d] = constantSize(type.getDimSize(d));
     known[tensor] = *shape;
     return shape;
-  }
-
-  /// The sizes of `tensor` as index values at the host builder's insertion
-  /// point (before the kernel); `tensor`'s shape must be known.
-  SmallVector<Value> materialize(ImplicitLocOpBuilder &host, Value tensor) {
-    auto found = sizes.find(tensor);
-    if (found != sizes.end())
-      return found->second;
-    SmallVector<Value> values;
-    Shape shape = *of(tensor);
-    for (const SizeSource &size : shape) {
-      if (size.tensor)
-        values.push_back(tensor::DimOp::create(host, size.tensor, size.dim));
-      else if (size.index)
-        values.push_back(size.index);
-      else
-        values.push_back(indexConstant(host, size.constant));
-    }
-    return sizes[tensor] = values;
   }
 
 private:
@@ -186,8 +163,19 @@ private:
 
   MapOp map;
   DenseMap<Value, Shape> known;
-  DenseMap<Value, SmallVector<Value>> sizes;
 };
+
+/// `shape` as index values at the host builder's insertion point (before
+/// the kernel).
+SmallVector<Value> materialize(ImplicitLocOpBuilder &host, const Shape &shape) {
+  return llvm::map_to_vector(shape, [&](const SizeSource &size) -> Value {
+    if (size.tensor)
+      return tensor::DimOp::create(host, size.tensor, size.dim);
+    if (size.index)
+      return size.index;
+    return indexConstant(host, size.constant);
+  });
+}
 
 //===----------------------------------------------------------------------===//
 // What one thread can run
@@ -295,23 +283,10 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
           &op, map,
           "code per row may compute scalars, read and slice tensors, and run "
           "soac.map and soac.reduce on them");
-    for (Region &region : op.getRegions()) {
-      if (failed(checkReadsOutside(region, &op, map)))
+    for (Region &region : op.getRegions())
+      if (failed(checkScalarCode(region, &op)) ||
+          failed(checkReadsOutside(region, &op, map)))
         return failure();
-      WalkResult tensors = region.walk([&](Operation *nested) {
-        bool read = isa<tensor::ExtractOp, tensor::DimOp>(nested);
-        if (!read && (llvm::any_of(nested->getResultTypes(), isTensor) ||
-                      llvm::any_of(nested->getOperandTypes(), isTensor))) {
-          (void)unsupportedInThread(nested, map,
-                                    "regions of scalar ops may only compute "
-                                    "scalars and read tensors");
-          return WalkResult::interrupt();
-        }
-        return WalkResult::advance();
-      });
-      if (tensors.wasInterrupted())
-        return failure();
-    }
   }
   return success();
 }
@@ -362,14 +337,17 @@ class ThreadCode {
 public:
   ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map) {
     // Every size the kernel needs, computed on the host before the launch.
+    auto add = [&](Value tensor) {
+      if (!sizes.count(tensor))
+        sizes[tensor] = materialize(host, *shapes.of(tensor));
+    };
     map.getBody().walk([&](Operation *op) {
       for (Value value : llvm::concat<Value>(op->getOperands(),
                                              op->getResults()))
         if (isTensor(value.getType()))
-          sizes[value] = shapes.materialize(host, value);
+          add(value);
     });
-    for (Value input : map.getInputs())
-      sizes[input] = shapes.materialize(host, input);
+    llvm::for_each(map.getInputs(), add);
   }
 
   /// Runs the ops of `block` (not its terminator) in `frame`.
@@ -466,10 +444,10 @@ public:
       }
       if (auto splat = dyn_cast<tensor::SplatOp>(v.generator))
         return {scalar(v.scope, splat.getInput()), {}};
-      Type element = getElementTypeOrSelf(v.generator->getResult(0));
-      if (element.isIndex())
+      Type type = getElementTypeOrSelf(v.generator->getResult(0));
+      if (type.isIndex())
         return {j, {}};
-      return {arith::IndexCastOp::create(b, element, j), {}};
+      return {arith::IndexCastOp::create(b, type, j), {}};
     }
     if (!v.map) {
       View row = v;
