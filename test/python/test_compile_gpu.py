@@ -250,9 +250,9 @@ def test_every_kernel_assembles(function):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("program", ["gmm", "kmeans", "ba", "lstm", "lstm gradient"])
+@pytest.mark.parametrize("program", [f"{name}{kind}" for name in ("gmm", "kmeans", "ba", "hand", "lstm") for kind in ("", " gradient")])
 def test_benchmark_programs_assemble(program):
-    """The ADBench objectives (bench/adbench), traced by the frontend."""
+    """The ADBench objectives and gradients (bench/adbench), traced by the frontend."""
     name, _, derivative = program.partition(" ")
     module = importlib.import_module(name)
     function, args = module.soac_version(*module.inputs(**module.TINY))

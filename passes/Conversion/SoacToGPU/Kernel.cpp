@@ -126,6 +126,24 @@ bool computesTensors(Region &region) {
   return tensors.wasInterrupted();
 }
 
+Region *elementwiseScalarOperator(Region &op) {
+  Block &block = op.front();
+  if (block.getNumArguments() != 2 ||
+      !llvm::hasSingleElement(block.without_terminator()))
+    return nullptr;
+  auto inner = dyn_cast<MapOp>(block.front());
+  if (!inner || inner.getInputs().size() != 2 ||
+      inner.getInputs()[0] != block.getArgument(0) ||
+      inner.getInputs()[1] != block.getArgument(1) ||
+      inner->getNumResults() != 1 ||
+      block.getTerminator()->getNumOperands() != 1 ||
+      block.getTerminator()->getOperand(0) != inner.getResult(0))
+    return nullptr;
+  if (!hasScalarRows(inner))
+    return elementwiseScalarOperator(inner.getBody());
+  return computesTensors(inner.getBody()) ? nullptr : &inner.getBody();
+}
+
 MapOp fusedScalarMap(Value tensor, Operation *consumer) {
   MapOp map = fusableProducer(tensor, consumer);
   return map && hasScalarRows(map) && !computesTensors(map.getBody()) ? map

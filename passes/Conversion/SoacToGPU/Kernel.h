@@ -41,6 +41,11 @@ bool hasScalarRows(MapOp map);
 bool definedIn(MapOp map, mlir::Value value);
 /// True when some op in `region` has a tensor result (a nested SOAC...).
 bool computesTensors(mlir::Region &region);
+/// The scalar operator of an operator `op` (of a reduce or reduce_by_index)
+/// that combines its two tensor arguments elementwise: `soac.map ins(%a, %b)`,
+/// nested once per dimension, around a scalar body, as the derivatives of
+/// maps over rows make them. Null for any other operator.
+mlir::Region *elementwiseScalarOperator(mlir::Region &op);
 
 /// The tensors a SOAC's kernels read, as buffers on the host side.
 class Buffers {

@@ -259,42 +259,32 @@ void lowerReduce(ReduceOp reduce) {
   replaceSoac(reduce, results, &fold.reader);
 }
 
-/// The scalar operator of a reduce over vector rows whose operator combines
-/// two rows elementwise (`soac.map ins(%acc, %row)` with a scalar body), as
-/// the derivatives of maps over rows make them; null otherwise.
+/// The scalar operator of a reduce over vector rows (of any rank) combined
+/// elementwise; null otherwise.
 Region *elementwiseOperator(ReduceOp reduce) {
   if (reduce.getInputs().size() != 1 ||
-      cast<RankedTensorType>(reduce.getInputs()[0].getType()).getRank() != 2)
+      cast<RankedTensorType>(reduce.getInputs()[0].getType()).getRank() < 2)
     return nullptr;
-  Block &block = reduce.getBody().front();
-  if (!llvm::hasSingleElement(block.without_terminator()))
-    return nullptr;
-  auto inner = dyn_cast<MapOp>(block.front());
-  if (!inner || !hasScalarRows(inner) || inner.getInputs().size() != 2 ||
-      inner.getInputs()[0] != block.getArgument(0) ||
-      inner.getInputs()[1] != block.getArgument(1) ||
-      block.getTerminator()->getOperand(0) != inner.getResult(0) ||
-      computesTensors(inner.getBody()))
-    return nullptr;
-  return &inner.getBody();
+  return elementwiseScalarOperator(reduce.getBody());
 }
 
-/// A reduce over the rows of an n x m matrix with an elementwise operator:
-/// threads fold contiguous ranges of rows of one column each (neighbouring
-/// threads read neighbouring columns), then one thread per column combines
-/// the ranges in order.
+/// A reduce over n rows of m elements each (the rows may have any rank) with
+/// an elementwise operator: threads fold contiguous ranges of rows of one
+/// element each (neighbouring threads read neighbouring elements), then one
+/// thread per element combines the ranges in order.
 void lowerColumnReduce(ReduceOp reduce, Region &op) {
   ImplicitLocOpBuilder host(reduce.getLoc(), reduce);
   Buffers buffers;
   buffers.addFreeTensors(host, op);
-  Value matrix = reduce.getInputs()[0];
+  Value rows = reduce.getInputs()[0];
   Value init = reduce.getInits()[0];
-  buffers.of(host, matrix);
+  buffers.of(host, rows);
   buffers.of(host, init);
   auto resultType = cast<RankedTensorType>(reduce.getResult(0).getType());
   Type element = resultType.getElementType();
-  Value n = tensor::DimOp::create(host, matrix, 0);
-  Value m = tensor::DimOp::create(host, matrix, 1);
+  Value n = tensor::DimOp::create(host, rows, 0);
+  SmallVector<Value> rowSizes = sizesOf(host, init);
+  Value m = product(host, rowSizes);
   // Enough row ranges for 2^16 threads in all, at least one row each.
   Value one = indexConstant(host, 1);
   Value wanted = ceilDiv(host, indexConstant(host, 1 << 16),
@@ -304,9 +294,9 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
   Value partials = memref::AllocOp::create(
       host, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, element),
       ValueRange{ranges, m});
-  Value out = allocBuffer(host, resultType, dynamicSizes(resultType, {m}));
-  auto column = [&](ImplicitLocOpBuilder &b, Value j) {
-    return Combiner(op, {tensor::ExtractOp::create(b, init, ValueRange{j})});
+  Value out = allocBuffer(host, resultType, dynamicSizes(resultType, rowSizes));
+  auto column = [&](ImplicitLocOpBuilder &b, ValueRange at) {
+    return Combiner(op, {tensor::ExtractOp::create(b, init, at)});
   };
   Value work = arith::MulIOp::create(host, ranges, m);
   launchKernel(host, blocksFor(host, work), {}, buffers,
@@ -315,14 +305,18 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
                         [&](ImplicitLocOpBuilder &ib) {
                           Value c = arith::DivUIOp::create(ib, ids.global, m);
                           Value j = arith::RemUIOp::create(ib, ids.global, m);
+                          SmallVector<Value> at = unflatten(ib, j, rowSizes);
                           auto [lo, hi] = contiguousRange(ib, c, ranges, n);
-                          Combiner combiner = column(ib, j);
+                          Combiner combiner = column(ib, at);
                           Value acc = foldRows(
                               ib, combiner, combiner.neutralElements(), lo, hi,
                               indexConstant(ib, 1),
                               [&](ImplicitLocOpBuilder &rb, Value i) {
-                                return SmallVector<Value>{tensor::ExtractOp::create(
-                                    rb, matrix, ValueRange{i, j})};
+                                SmallVector<Value> element{i};
+                                llvm::append_range(element, at);
+                                return SmallVector<Value>{
+                                    tensor::ExtractOp::create(rb, rows,
+                                                              element)};
                               })[0];
                           memref::StoreOp::create(ib, acc, partials,
                                                   ValueRange{c, j});
@@ -332,7 +326,9 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
                  ifThen(b, lessThan(b, ids.global, m),
                         [&](ImplicitLocOpBuilder &ib) {
-                          Combiner combiner = column(ib, ids.global);
+                          SmallVector<Value> at =
+                              unflatten(ib, ids.global, rowSizes);
+                          Combiner combiner = column(ib, at);
                           Value acc = foldRows(
                               ib, combiner, combiner.neutralElements(),
                               indexConstant(ib, 0), ranges,
@@ -341,8 +337,7 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
                                 return SmallVector<Value>{memref::LoadOp::create(
                                     rb, partials, ValueRange{c, ids.global})};
                               })[0];
-                          memref::StoreOp::create(ib, acc, out,
-                                                  ValueRange{ids.global});
+                          memref::StoreOp::create(ib, acc, out, at);
                         });
                });
   replaceSoac(reduce, asTensor(host, out, resultType), nullptr);
@@ -485,31 +480,68 @@ void lowerScatter(ScatterOp scatter) {
   replaceSoac(scatter, asTensor(host, out, scatter.getType()), &reader);
 }
 
+/// The scalar operator of a reduce_by_index: its body, or the scalar body of
+/// an operator combining vector rows elementwise.
+Region &scalarOperator(ReduceByIndexOp histogram) {
+  if (Region *elementwise = elementwiseScalarOperator(histogram.getBody()))
+    return *elementwise;
+  return histogram.getBody();
+}
+
+/// One atomic per element of each value: rows of values are combined with
+/// dest's rows element by element, in a rank-1 view of a copy of dest.
 void lowerReduceByIndex(ReduceByIndexOp histogram) {
   ImplicitLocOpBuilder host(histogram.getLoc(), histogram);
+  Region &op = scalarOperator(histogram);
   Buffers buffers;
-  buffers.addFreeTensors(host, histogram.getBody());
+  buffers.addFreeTensors(host, op);
   Value dest = histogram.getDests()[0];
+  Value values = histogram.getValues()[0];
+  auto destType = cast<RankedTensorType>(dest.getType());
   Value out = copyToNewBuffer(host, buffers, dest);
-  ElementReader reader(host, buffers,
-                       {histogram.getIndices(), histogram.getValues()[0]},
-                       histogram);
+  Value flat = out;
+  if (destType.getRank() > 1) {
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, destType.getRank()));
+    flat = memref::CollapseShapeOp::create(host, out,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+  bool scalarRows = destType.getRank() == 1;
+  SmallVector<Value> readTensors{histogram.getIndices()};
+  if (scalarRows)
+    readTensors.push_back(values);
+  else
+    buffers.of(host, values);
+  ElementReader reader(host, buffers, readTensors, histogram);
   Value count = reader.size(host);
   Value bins = tensor::DimOp::create(host, dest, 0);
+  SmallVector<Value> rowSizes = sizesOf(host, dest);
+  rowSizes.erase(rowSizes.begin());
+  Value rowElements = product(host, rowSizes);
+  Value work = arith::MulIOp::create(host, count, rowElements);
   launchKernel(
-      host, blocksFor(host, count), {}, buffers,
+      host, blocksFor(host, work), {}, buffers,
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-        ifThen(b, lessThan(b, ids.global, count),
-               [&](ImplicitLocOpBuilder &ib) {
-                 SmallVector<Value> read = reader.read(ib, ids.global);
-                 auto [index, inRange] = checkedIndex(ib, read[0], bins);
-                 ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
-                   atomicCombine(jb, histogram.getBody(), out, index, read[1]);
-                 });
-               });
+        ifThen(b, lessThan(b, ids.global, work), [&](ImplicitLocOpBuilder &ib) {
+          Value p = arith::DivUIOp::create(ib, ids.global, rowElements);
+          Value e = arith::RemUIOp::create(ib, ids.global, rowElements);
+          SmallVector<Value> read = reader.read(ib, p);
+          auto [index, inRange] = checkedIndex(ib, read[0], bins);
+          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
+            Value value = read.back();
+            if (!scalarRows) {
+              SmallVector<Value> from{p};
+              llvm::append_range(from, unflatten(jb, e, rowSizes));
+              value = tensor::ExtractOp::create(jb, values, from);
+            }
+            Value at = arith::AddIOp::create(
+                jb, arith::MulIOp::create(jb, index, rowElements), e);
+            atomicCombine(jb, op, flat, at, value);
+          });
+        });
       });
   replaceSoac(histogram, asTensor(host, out, histogram.getResult(0).getType()),
-          &reader);
+              &reader);
 }
 
 //===----------------------------------------------------------------------===//
@@ -559,14 +591,17 @@ LogicalResult checkSupported(Operation *op) {
         return success();
       })
       .Case([](ReduceByIndexOp histogram) {
-        if (histogram.getDests().size() != 1 ||
-            !allRank1(histogram.getValues()))
-          return unsupported(histogram, "it combines one scalar value per "
-                                        "index (one destination of scalars)");
-        if (failed(checkScalarCode(histogram.getBody(), histogram)))
+        if (histogram.getDests().size() != 1)
+          return unsupported(histogram, "it combines one value per index (one "
+                                        "destination)");
+        bool scalars = allRank1(histogram.getValues());
+        if (!scalars && !elementwiseScalarOperator(histogram.getBody()))
+          return unsupported(histogram, "the rows combined must be scalars, "
+                                        "or vectors combined elementwise");
+        Region &op = scalarOperator(histogram);
+        if (failed(checkScalarCode(op, histogram)))
           return failure();
-        return checkAtomicCombine(
-            histogram.getBody(), histogram.getInits()[0].getType(), histogram);
+        return checkAtomicCombine(op, getElementTypeOrSelf(histogram.getInits()[0]), histogram);
       })
       .Case([](IotaOp) { return success(); })
       .Case<VjpOp, JvpOp>([](Operation *derivative) {

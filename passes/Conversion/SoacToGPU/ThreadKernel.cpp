@@ -10,6 +10,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -105,6 +106,20 @@ private:
       }
       return shape;
     }
+    // A fold of vector rows has the shape of its initial row.
+    if (auto reduce = dyn_cast<ReduceOp>(producer))
+      return of(reduce.getInits()[cast<OpResult>(tensor).getResultNumber()]);
+    if (auto insert = dyn_cast<tensor::InsertOp>(producer))
+      return of(insert.getDest());
+    if (auto histogram = dyn_cast<ReduceByIndexOp>(producer))
+      return of(histogram.getDests()[0]);
+    if (auto castOp = dyn_cast<tensor::CastOp>(producer))
+      return of(castOp.getSource());
+    if (isa<tensor::FromElementsOp>(producer)) {
+      for (int64_t size : type.getShape())
+        shape.push_back(constantSize(size));
+      return shape;
+    }
     if (auto iota = dyn_cast<IotaOp>(producer)) {
       if (!iota.getSize())
         return Shape{constantSize(type.getDimSize(0))};
@@ -177,6 +192,20 @@ SmallVector<Value> materialize(ImplicitLocOpBuilder &host, const Shape &shape) {
   });
 }
 
+/// The operator a thread runs for `reduce`: its body when it combines
+/// scalars, the scalar body of an elementwise operator when it combines
+/// vectors; null otherwise.
+Region *scalarOperator(ReduceOp reduce) {
+  bool scalars = llvm::all_of(reduce.getInputs().getTypes(), [](Type t) {
+    return cast<RankedTensorType>(t).getRank() == 1;
+  });
+  if (scalars)
+    return &reduce.getBody();
+  if (reduce.getInputs().size() != 1)
+    return nullptr;
+  return elementwiseScalarOperator(reduce.getBody());
+}
+
 //===----------------------------------------------------------------------===//
 // What one thread can run
 //===----------------------------------------------------------------------===//
@@ -216,6 +245,8 @@ bool slicesComputedTensor(tensor::ExtractSliceOp slice, MapOp map) {
 
 LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
   auto knownShape = [&](Operation *op, Value tensor) {
+    if (cast<RankedTensorType>(tensor.getType()).getRank() == 0)
+      return unsupportedInThread(op, map, "its tensors must have a rank");
     if (succeeded(shapes.of(tensor)))
       return success();
     return unsupportedInThread(op, map,
@@ -232,13 +263,19 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
       continue;
     }
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
-      if (!llvm::all_of(reduce.getInputs().getTypes(), [](Type t) {
-            return cast<RankedTensorType>(t).getRank() == 1;
-          }))
-        return unsupportedInThread(reduce, map, "it must combine scalars");
+      Region *scalarOp = scalarOperator(reduce);
+      if (!scalarOp)
+        return unsupportedInThread(reduce, map,
+                                   "it must combine scalars, or vectors "
+                                   "elementwise");
       if (failed(knownShape(reduce, reduce.getInputs()[0])) ||
-          failed(checkScalarCode(reduce.getBody(), reduce)) ||
-          failed(checkReadsOutside(reduce.getBody(), reduce, map)))
+          llvm::any_of(reduce.getResults(),
+                       [&](Value result) {
+                         return isTensor(result.getType()) &&
+                                failed(knownShape(reduce, result));
+                       }) ||
+          failed(checkScalarCode(*scalarOp, reduce)) ||
+          failed(checkReadsOutside(*scalarOp, reduce, map)))
         return failure();
       continue;
     }
@@ -247,7 +284,8 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
         return failure();
       continue;
     }
-    if (isa<IotaOp, tensor::SplatOp>(op)) {
+    if (isa<IotaOp, tensor::SplatOp, tensor::FromElementsOp, tensor::CastOp,
+            tensor::InsertOp>(op)) {
       if (failed(knownShape(&op, op.getResult(0))))
         return failure();
       continue;
@@ -272,6 +310,21 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
                                    "it slices a tensor the body computes");
       continue;
     }
+    if (auto histogram = dyn_cast<ReduceByIndexOp>(op)) {
+      if (histogram.getDests().size() != 1 ||
+          cast<RankedTensorType>(histogram.getDests()[0].getType())
+                  .getRank() != 1)
+        return unsupportedInThread(histogram, map,
+                                   "it must combine scalars into one "
+                                   "destination");
+      if (failed(knownShape(histogram, histogram.getIndices())) ||
+          failed(knownShape(histogram, histogram.getValues()[0])) ||
+          failed(knownShape(histogram, histogram.getResult(0))) ||
+          failed(checkScalarCode(histogram.getBody(), histogram)) ||
+          failed(checkReadsOutside(histogram.getBody(), histogram, map)))
+        return failure();
+      continue;
+    }
     if (isa<ScanOp>(op))
       return unsupportedInThread(&op, map,
                                  "a scan per row must be yielded by a map "
@@ -281,8 +334,9 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
         llvm::any_of(op.getOperandTypes(), isTensor))
       return unsupportedInThread(
           &op, map,
-          "code per row may compute scalars, read and slice tensors, and run "
-          "soac.map and soac.reduce on them");
+          "code per row may compute scalars; read, slice, insert into and "
+          "build tensors (tensor.from_elements, tensor.splat, soac.iota); and "
+          "run soac.map, soac.reduce and soac.reduce_by_index on them");
     for (Region &region : op.getRegions())
       if (failed(checkScalarCode(region, &op)) ||
           failed(checkReadsOutside(region, &op, map)))
@@ -298,24 +352,39 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
 struct Frame;
 using FramePtr = std::shared_ptr<Frame>;
 
-/// A tensor of the body inside the kernel, never materialized: either a
-/// tensor the kernel reads (through its buffer) at `indices`, of which the
-/// dimensions in `open` are still to be indexed (their entries are offsets),
-/// or the elements of result `result` of `map`, recomputed in `scope`, or
-/// the elements `generator` (soac.iota, tensor.splat) defines in `scope`.
+/// A tensor of the body inside the kernel, never materialized. Where its
+/// elements come from depends on `kind`:
+///  - Buffer: the buffer of `tensor` (a tensor the kernel reads) at
+///    `indices`, of which the dimensions in `open` are still to be indexed
+///    (their entries are offsets);
+///  - Map: result `result` of the soac.map `op`, recomputed in `scope` on
+///    the elements of `inputs`;
+///  - Generated: `op` (soac.iota, tensor.splat, tensor.from_elements) in
+///    `scope`, at `indices`;
+///  - Fold: the soac.reduce `op` of vector rows, folding element `indices`
+///    of each row of `inputs[0]` onto that of `inputs[1]` (the initial row);
+///  - Inserted: the tensor.insert `op` in `scope`: its scalar where
+///    `indices` are its indices, else the element of `inputs[0]` (its
+///    destination);
+///  - Histogram: the soac.reduce_by_index `op` in `scope`: the element of
+///    `inputs[0]` (its destination) combined with each element of
+///    `inputs[2]` (its values) whose index in `inputs[1]` is `indices`.
+/// Generated, Fold, Inserted and Histogram views collect `indices` until the
+/// last dimension is indexed.
 struct View {
+  enum class Kind { Buffer, Map, Generated, Fold, Inserted, Histogram };
+  Kind kind = Kind::Buffer;
+
   Value tensor;
   SmallVector<Value> indices;
   SmallVector<unsigned> open;
 
-  MapOp map;
+  Operation *op = nullptr;
   unsigned result = 0;
   FramePtr scope;
   std::vector<View> inputs;
 
-  Operation *generator = nullptr;
-
-  /// Host values: the sizes of the dimensions still open.
+  /// Host values: the sizes of the dimensions still to be indexed.
   SmallVector<Value> sizes;
 };
 
@@ -333,6 +402,13 @@ struct Frame {
   DenseMap<Value, View> views;
 };
 
+Value allTrue(ImplicitLocOpBuilder &b, ValueRange conditions) {
+  Value all = conditions.front();
+  for (Value condition : conditions.drop_front())
+    all = arith::AndIOp::create(b, all, condition);
+  return all;
+}
+
 class ThreadCode {
 public:
   ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map) {
@@ -341,13 +417,26 @@ public:
       if (!sizes.count(tensor))
         sizes[tensor] = materialize(host, *shapes.of(tensor));
     };
-    map.getBody().walk([&](Operation *op) {
-      for (Value value : llvm::concat<Value>(op->getOperands(),
-                                             op->getResults()))
-        if (isTensor(value.getType()))
-          add(value);
-    });
-    llvm::for_each(map.getInputs(), add);
+    std::function<void(Region &)> addAll = [&](Region &region) {
+      region.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        for (Value value :
+             llvm::concat<Value>(op->getOperands(), op->getResults()))
+          if (isTensor(value.getType()))
+            add(value);
+        // Only the scalar operator of a fold of vector rows runs.
+        auto reduce = dyn_cast<ReduceOp>(op);
+        if (!reduce)
+          return WalkResult::advance();
+        addAll(*scalarOperator(reduce));
+        return WalkResult::skip();
+      });
+    };
+    addAll(map.getBody());
+    // Inputs of scalars are read by an ElementReader, which may recompute
+    // them: no size of theirs is taken.
+    for (Value input : map.getInputs())
+      if (cast<RankedTensorType>(input.getType()).getRank() > 1)
+        add(input);
   }
 
   /// Runs the ops of `block` (not its terminator) in `frame`.
@@ -358,15 +447,20 @@ public:
         for (Value input : inner.getInputs())
           inputs.push_back(view(frame, input));
         for (OpResult result : inner->getResults()) {
-          View lazy;
-          lazy.map = inner;
+          View lazy = deferred(View::Kind::Map, inner, frame, result);
           lazy.result = result.getResultNumber();
-          lazy.scope = frame;
           lazy.inputs = inputs;
-          lazy.sizes = sizes.lookup(result);
           frame->views[result] = lazy;
         }
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+        if (scalarOperator(reduce) != &reduce.getBody()) {
+          View folded =
+              deferred(View::Kind::Fold, reduce, frame, reduce.getResult(0));
+          folded.inputs = {view(frame, reduce.getInputs()[0]),
+                           view(frame, reduce.getInits()[0])};
+          frame->views[reduce.getResult(0)] = folded;
+          continue;
+        }
         SmallVector<Value> results = fold(b, reduce, frame);
         for (auto [result, value] : llvm::zip(reduce.getResults(), results))
           frame->scalars[result] = value;
@@ -380,12 +474,23 @@ public:
             sizes.lookup(dim.getSource())[*dim.getConstantIndex()];
       } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
         frame->views[slice.getResult()] = sliced(b, frame, slice);
-      } else if (isa<IotaOp, tensor::SplatOp>(op)) {
-        View generated;
-        generated.generator = &op;
-        generated.scope = frame;
-        generated.sizes = sizes.lookup(op.getResult(0));
-        frame->views[op.getResult(0)] = generated;
+      } else if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
+        frame->views[castOp.getResult()] = view(frame, castOp.getSource());
+      } else if (auto insert = dyn_cast<tensor::InsertOp>(op)) {
+        View inserted =
+            deferred(View::Kind::Inserted, insert, frame, insert.getResult());
+        inserted.inputs = {view(frame, insert.getDest())};
+        frame->views[insert.getResult()] = inserted;
+      } else if (auto histogram = dyn_cast<ReduceByIndexOp>(op)) {
+        View combined = deferred(View::Kind::Histogram, histogram, frame,
+                                 histogram.getResult(0));
+        combined.inputs = {view(frame, histogram.getDests()[0]),
+                           view(frame, histogram.getIndices()),
+                           view(frame, histogram.getValues()[0])};
+        frame->views[histogram.getResult(0)] = combined;
+      } else if (isa<IotaOp, tensor::SplatOp, tensor::FromElementsOp>(op)) {
+        frame->views[op.getResult(0)] =
+            deferred(View::Kind::Generated, &op, frame, op.getResult(0));
       } else {
         IRMapping mapping;
         for (Value operand : op.getOperands())
@@ -436,47 +541,32 @@ public:
 
   /// Element `j` of `v`: a scalar, or a view of one rank less.
   Entry element(ImplicitLocOpBuilder &b, const View &v, Value j) {
-    if (v.generator) {
-      if (v.sizes.size() > 1) {
-        View row = v;
-        row.sizes.erase(row.sizes.begin());
-        return {{}, row};
-      }
-      if (auto splat = dyn_cast<tensor::SplatOp>(v.generator))
-        return {scalar(v.scope, splat.getInput()), {}};
-      Type type = getElementTypeOrSelf(v.generator->getResult(0));
-      if (type.isIndex())
-        return {j, {}};
-      return {arith::IndexCastOp::create(b, type, j), {}};
+    if (v.kind == View::Kind::Buffer)
+      return bufferElement(b, v, j);
+    if (v.kind == View::Kind::Map)
+      return mapElement(b, v, j);
+    View next = v;
+    next.indices.push_back(j);
+    next.sizes.erase(next.sizes.begin());
+    bool last = next.sizes.empty();
+    if (v.kind == View::Kind::Generated) {
+      if (!last)
+        return {{}, next};
+      return {generated(b, next), {}};
     }
-    if (!v.map) {
-      View row = v;
-      unsigned d = row.open.front();
-      row.indices[d] = row.indices[d]
-                           ? Value(arith::AddIOp::create(b, row.indices[d], j))
-                           : j;
-      row.open.erase(row.open.begin());
-      row.sizes.erase(row.sizes.begin());
-      if (!row.open.empty())
-        return {{}, row};
-      return {tensor::ExtractOp::create(b, row.tensor, row.indices), {}};
+    // The input that has the view's shape: the initial row of a fold, the
+    // destination of an insert or a histogram.
+    unsigned same = v.kind == View::Kind::Fold ? 1 : 0;
+    Entry sameElement = element(b, v.inputs[same], j);
+    if (!last) {
+      next.inputs[same] = *sameElement.view;
+      return {{}, next};
     }
-    auto frame = std::make_shared<Frame>();
-    frame->parent = v.scope;
-    MapOp map = v.map;
-    Block &body = map.getBody().front();
-    for (auto [arg, input] : llvm::zip(body.getArguments(), v.inputs)) {
-      Entry entry = element(b, input, j);
-      if (entry.view)
-        frame->views[arg] = *entry.view;
-      else
-        frame->scalars[arg] = entry.scalar;
-    }
-    run(b, body, frame);
-    Value yielded = body.getTerminator()->getOperand(v.result);
-    if (isTensor(yielded.getType()))
-      return {{}, view(frame, yielded)};
-    return {scalar(frame, yielded), {}};
+    if (v.kind == View::Kind::Inserted)
+      return {inserted(b, next, sameElement.scalar), {}};
+    if (v.kind == View::Kind::Histogram)
+      return {histogrammed(b, next, sameElement.scalar), {}};
+    return {folded(b, next, sameElement.scalar), {}};
   }
 
   /// Writes `entry` (a scalar or a view) into `output` at `indices`.
@@ -503,7 +593,159 @@ public:
   }
 
 private:
-  /// A nested reduce: a loop folding the elements of its inputs.
+  /// A view of `kind` of `tensor`, defined by `op` in `scope`.
+  View deferred(View::Kind kind, Operation *op, const FramePtr &scope,
+                Value tensor) const {
+    View v;
+    v.kind = kind;
+    v.op = op;
+    v.scope = scope;
+    v.sizes = sizes.lookup(tensor);
+    return v;
+  }
+
+  Entry bufferElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
+    View row = v;
+    unsigned d = row.open.front();
+    row.indices[d] = row.indices[d]
+                         ? Value(arith::AddIOp::create(b, row.indices[d], j))
+                         : j;
+    row.open.erase(row.open.begin());
+    row.sizes.erase(row.sizes.begin());
+    if (!row.open.empty())
+      return {{}, row};
+    return {tensor::ExtractOp::create(b, row.tensor, row.indices), {}};
+  }
+
+  Entry mapElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
+    auto frame = std::make_shared<Frame>();
+    frame->parent = v.scope;
+    Block &body = cast<MapOp>(v.op).getBody().front();
+    for (auto [arg, input] : llvm::zip(body.getArguments(), v.inputs)) {
+      Entry entry = element(b, input, j);
+      if (entry.view)
+        frame->views[arg] = *entry.view;
+      else
+        frame->scalars[arg] = entry.scalar;
+    }
+    run(b, body, frame);
+    Value yielded = body.getTerminator()->getOperand(v.result);
+    if (isTensor(yielded.getType()))
+      return {{}, view(frame, yielded)};
+    return {scalar(frame, yielded), {}};
+  }
+
+  /// The element at `v.indices` of a soac.iota, tensor.splat or
+  /// tensor.from_elements.
+  Value generated(ImplicitLocOpBuilder &b, const View &v) {
+    if (auto splat = dyn_cast<tensor::SplatOp>(v.op))
+      return scalar(v.scope, splat.getInput());
+    if (auto elements = dyn_cast<tensor::FromElementsOp>(v.op)) {
+      // The row-major position of the indices, then a choice among the
+      // elements (constant indices fold to one of them).
+      ArrayRef<int64_t> shape = elements.getType().getShape();
+      Value position = indexConstant(b, 0);
+      for (auto [index, size] : llvm::zip(v.indices, shape))
+        position = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, position, indexConstant(b, size)),
+            index);
+      Value chosen = scalar(v.scope, elements.getElements()[0]);
+      for (auto [k, element] :
+           llvm::enumerate(elements.getElements().drop_front())) {
+        Value here = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                           position,
+                                           indexConstant(b, k + 1));
+        chosen = arith::SelectOp::create(b, here, scalar(v.scope, element),
+                                         chosen);
+      }
+      return chosen;
+    }
+    Value j = v.indices.front();
+    Type type = getElementTypeOrSelf(v.op->getResult(0));
+    if (type.isIndex())
+      return j;
+    return arith::IndexCastOp::create(b, type, j);
+  }
+
+  /// The element at `v.indices` of a tensor.insert whose destination has
+  /// `destination` there.
+  Value inserted(ImplicitLocOpBuilder &b, const View &v, Value destination) {
+    auto insert = cast<tensor::InsertOp>(v.op);
+    SmallVector<Value> same;
+    for (auto [index, at] : llvm::zip(v.indices, insert.getIndices()))
+      same.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, index,
+                                           scalar(v.scope, at)));
+    return arith::SelectOp::create(b, allTrue(b, same),
+                                   scalar(v.scope, insert.getScalar()),
+                                   destination);
+  }
+
+  /// The element at `v.indices` of a fold of vector rows starting from
+  /// `initial`: a loop over the rows.
+  Value folded(ImplicitLocOpBuilder &b, const View &v, Value initial) {
+    const View &rows = v.inputs[0];
+    Block &op = scalarOperator(cast<ReduceOp>(v.op))->front();
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), rows.sizes.front(), indexConstant(b, 1),
+        ValueRange{initial},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange acc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          Entry x = element(ib, rows, i);
+          for (Value index : v.indices)
+            x = element(ib, *x.view, index);
+          scf::YieldOp::create(ib,
+                               apply(ib, op, v.scope, {acc[0], x.scalar}));
+        });
+    return loop.getResult(0);
+  }
+
+  /// The element at `v.indices` of a reduce_by_index whose destination has
+  /// `destination` there: a loop over all values, combining those of that
+  /// index (O(values) per element: no histogram is kept in memory).
+  Value histogrammed(ImplicitLocOpBuilder &b, const View &v,
+                     Value destination) {
+    const View &indices = v.inputs[1];
+    const View &values = v.inputs[2];
+    Block &op = cast<ReduceByIndexOp>(v.op).getBody().front();
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), indices.sizes.front(), indexConstant(b, 1),
+        ValueRange{destination},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange acc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          Value index = element(ib, indices, i).scalar;
+          if (!index.getType().isIndex())
+            index = arith::IndexCastOp::create(ib, ib.getIndexType(), index);
+          Value hit = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq,
+                                            index, v.indices.front());
+          auto choice = scf::IfOp::create(
+              ib, hit,
+              [&](OpBuilder &thenBuilder, Location thenLoc) {
+                ImplicitLocOpBuilder tb(thenLoc, thenBuilder);
+                Value value = element(tb, values, i).scalar;
+                scf::YieldOp::create(tb, apply(tb, op, v.scope, {acc[0], value}));
+              },
+              [&](OpBuilder &elseBuilder, Location elseLoc) {
+                scf::YieldOp::create(elseBuilder, elseLoc, acc[0]);
+              });
+          scf::YieldOp::create(ib, choice.getResult(0));
+        });
+    return loop.getResult(0);
+  }
+
+  /// Runs the operator `op` on `args` in a frame inside `scope`; its
+  /// yielded scalars.
+  SmallVector<Value> apply(ImplicitLocOpBuilder &b, Block &op,
+                           const FramePtr &scope, ValueRange args) {
+    auto step = std::make_shared<Frame>();
+    step->parent = scope;
+    for (auto [arg, value] : llvm::zip(op.getArguments(), args))
+      step->scalars[arg] = value;
+    run(b, op, step);
+    return llvm::map_to_vector(op.getTerminator()->getOperands(),
+                               [&](Value v) { return scalar(step, v); });
+  }
+
+  /// A nested reduce of scalars: a loop folding the elements of its inputs.
   SmallVector<Value> fold(ImplicitLocOpBuilder &b, ReduceOp reduce,
                           const FramePtr &frame) {
     std::vector<View> inputs;
@@ -517,18 +759,10 @@ private:
         indexConstant(b, 1), inits,
         [&](OpBuilder &nested, Location loc, Value j, ValueRange acc) {
           ImplicitLocOpBuilder ib(loc, nested);
-          auto step = std::make_shared<Frame>();
-          step->parent = frame;
-          for (auto [arg, value] : llvm::zip(op.getArguments(), acc))
-            step->scalars[arg] = value;
-          for (auto [arg, input] :
-               llvm::zip(op.getArguments().drop_front(acc.size()), inputs))
-            step->scalars[arg] = element(ib, input, j).scalar;
-          run(ib, op, step);
-          scf::YieldOp::create(
-              ib, llvm::map_to_vector(
-                      op.getTerminator()->getOperands(),
-                      [&](Value v) { return scalar(step, v); }));
+          SmallVector<Value> args(acc);
+          for (const View &input : inputs)
+            args.push_back(element(ib, input, j).scalar);
+          scf::YieldOp::create(ib, apply(ib, op, frame, args));
         });
     return llvm::to_vector_of<Value>(loop.getResults());
   }
@@ -538,7 +772,8 @@ private:
   View sliced(ImplicitLocOpBuilder &b, const FramePtr &frame,
               tensor::ExtractSliceOp slice) {
     View source = view(frame, slice.getSource());
-    assert(!source.map && "slices of recomputed maps are rejected earlier");
+    assert(source.kind == View::Kind::Buffer &&
+           "slices of computed tensors are rejected earlier");
     View result = source;
     result.open.clear();
     llvm::SmallBitVector dropped = slice.getDroppedDims();

@@ -27,7 +27,7 @@ func.func @reduce_over_rows(%x: tensor<?x4xf32>, %init: tensor<4xf32>) -> tensor
 func.func @two_value_histogram(%h: tensor<?xf32>, %g: tensor<?xi64>, %i: tensor<?xindex>, %v: tensor<?xf32>, %w: tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) {
   %zero = arith.constant 0.0 : f32
   %none = arith.constant -1 : i64
-  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: it combines one scalar value per index (one destination of scalars)}}
+  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: it combines one value per index (one destination)}}
   %r:2 = soac.reduce_by_index dest(%h, %g : tensor<?xf32>, tensor<?xi64>) indices(%i : tensor<?xindex>)
            ins(%v, %w : tensor<?xf32>, tensor<?xi64>) init(%zero, %none : f32, i64) -> tensor<?xf32>, tensor<?xi64> {
   ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
@@ -85,14 +85,12 @@ func.func @slice_of_computed_row(%x: tensor<?x?xf32>) -> tensor<?x2xf32> {
 
 // -----
 
-func.func @tensor_built_per_row(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %zero = arith.constant 0.0 : f32
+func.func @tensor_built_per_row(%x: tensor<?x?xf32>, %y: tensor<2xf32>) -> tensor<?x?xf32> {
   // expected-note @+1 {{in the body of this map}}
   %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%row: tensor<?xf32>):
-    // expected-error @+1 {{'tensor.insert' op is not supported by the GPU lowering inside a map run by one thread per row: code per row may compute scalars, read and slice tensors, and run soac.map and soac.reduce on them}}
-    %w = tensor.insert %zero into %row[%c0] : tensor<?xf32>
+    // expected-error @+1 {{'tensor.insert_slice' op is not supported by the GPU lowering inside a map run by one thread per row: code per row may compute scalars; read, slice, insert into and build tensors (tensor.from_elements, tensor.splat, soac.iota); and run soac.map, soac.reduce and soac.reduce_by_index on them}}
+    %w = tensor.insert_slice %y into %row[0] [2] [1] : tensor<2xf32> into tensor<?xf32>
     soac.yield %w : tensor<?xf32>
   }
   return %r : tensor<?x?xf32>
@@ -121,14 +119,47 @@ func.func @scan_read_in_row(%x: tensor<?x?xf32>) -> tensor<?xf32> {
 // -----
 
 func.func @scalar_body_building_tensors(%x: tensor<?xf32>) -> tensor<?xf32> {
-  %c0 = arith.constant 0 : index
   // expected-note @+1 {{in the body of this map}}
   %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%v: f32):
-    // expected-error @+1 {{'tensor.from_elements' op is not supported by the GPU lowering inside a map run by one thread per row}}
-    %t = tensor.from_elements %v, %v : tensor<2xf32>
-    %e = tensor.extract %t[%c0] : tensor<2xf32>
+    // expected-error @+1 {{'tensor.from_elements' op is not supported by the GPU lowering inside a map run by one thread per row: its tensors must have a rank}}
+    %t = tensor.from_elements %v : tensor<f32>
+    %e = tensor.extract %t[] : tensor<f32>
     soac.yield %e : f32
   }
   return %r : tensor<?xf32>
+}
+
+// -----
+
+func.func @histogram_of_rows_not_elementwise(%h: tensor<?x?xf32>, %i: tensor<?xindex>, %v: tensor<?x?xf32>, %z: tensor<?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: the rows combined must be scalars, or vectors combined elementwise}}
+  %r = soac.reduce_by_index dest(%h : tensor<?x?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?x?xf32>) init(%z : tensor<?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?xf32>, %b: tensor<?xf32>):
+    soac.yield %b : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @histogram_of_rows_per_row(%x: tensor<?x?x?xf32>, %i: tensor<?xindex>, %h: tensor<?x?xf32>, %z: tensor<?xf32>) -> tensor<?x?x?xf32> {
+  // expected-note @+1 {{in the body of this map}}
+  %r = soac.map ins(%x : tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  ^bb0(%rows: tensor<?x?xf32>):
+    // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering inside a map run by one thread per row: it must combine scalars into one destination}}
+    %g = soac.reduce_by_index dest(%h : tensor<?x?xf32>) indices(%i : tensor<?xindex>)
+           ins(%rows : tensor<?x?xf32>) init(%z : tensor<?xf32>) -> tensor<?x?xf32> {
+    ^bb1(%a: tensor<?xf32>, %b: tensor<?xf32>):
+      %s = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%p: f32, %q: f32):
+        %t = arith.addf %p, %q : f32
+        soac.yield %t : f32
+      }
+      soac.yield %s : tensor<?xf32>
+    }
+    soac.yield %g : tensor<?x?xf32>
+  }
+  return %r : tensor<?x?x?xf32>
 }

@@ -265,3 +265,175 @@ func.func @slice_at_row_offset(%starts: tensor<?xi64>, %x: tensor<?xf64>) -> ten
   }
   return %r : tensor<?x4xf64>
 }
+
+// -----
+
+// A fold of the rows of the row with an elementwise operator: each element
+// of the result is a loop over the rows, read where they lie.
+// CHECK-LABEL: func.func @fold_rows_per_row
+// CHECK: gpu.launch
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[K]], %[[J]]]
+// CHECK: arith.addf
+// CHECK: memref.store %[[SUM]], %{{.*}}[%{{.*}}, %[[J]]]
+func.func @fold_rows_per_row(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %n = tensor.dim %m, %c1 : tensor<?x?xf32>
+    %init = tensor.splat %zero[%n] : tensor<?xf32>
+    %s = soac.reduce ins(%m : tensor<?x?xf32>) init(%init : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%a: tensor<?xf32>, %b: tensor<?xf32>):
+      %t = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%p: f32, %q: f32):
+        %u = arith.addf %p, %q : f32
+        soac.yield %u : f32
+      }
+      soac.yield %t : tensor<?xf32>
+    }
+    soac.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// An element inserted into a row: chosen where its index is, the
+// destination's element elsewhere.
+// CHECK-LABEL: func.func @insert_per_row
+// CHECK: gpu.launch
+// CHECK: %[[TWICE:.*]] = arith.addf
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: %[[HERE:.*]] = arith.cmpi eq, %[[J]]
+// CHECK: arith.select %[[HERE]], %[[TWICE]]
+func.func @insert_per_row(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %n = tensor.dim %row, %c0 : tensor<?xf64>
+    %z = tensor.splat %zero[%n] : tensor<?xf64>
+    %first = tensor.extract %row[%c0] : tensor<?xf64>
+    %twice = arith.addf %first, %first : f64
+    %w = tensor.insert %twice into %z[%c1] : tensor<?xf64>
+    soac.yield %w : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// -----
+
+// A small matrix built per row: its elements chosen by their row-major
+// position (constant positions fold after canonicalization).
+// CHECK-LABEL: func.func @matrix_per_row
+// CHECK: gpu.launch
+// CHECK-NOT: memref.alloc
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: arith.mulf
+func.func @matrix_per_row(%x: tensor<?xf32>, %v: tensor<2xf32>) -> tensor<?x2xf32> {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?x2xf32> {
+  ^bb0(%s: f32):
+    %m = tensor.from_elements %s, %one, %zero, %s : tensor<2x2xf32>
+    %d = tensor.cast %m : tensor<2x2xf32> to tensor<?x?xf32>
+    %mv = soac.map ins(%d : tensor<?x?xf32>) -> tensor<2xf32> {
+    ^bb1(%row: tensor<?xf32>):
+      %p = soac.map ins(%row, %v : tensor<?xf32>, tensor<2xf32>) -> tensor<?xf32> {
+      ^bb2(%a: f32, %b: f32):
+        %t = arith.mulf %a, %b : f32
+        soac.yield %t : f32
+      }
+      %dot = soac.reduce ins(%p : tensor<?xf32>) init(%zero : f32) -> f32 {
+      ^bb3(%a: f32, %b: f32):
+        %t = arith.addf %a, %b : f32
+        soac.yield %t : f32
+      }
+      soac.yield %dot : f32
+    }
+    soac.yield %mv : tensor<2xf32>
+  }
+  return %r : tensor<?x2xf32>
+}
+
+// -----
+
+// A histogram per row, never in memory: each bin loops over the values and
+// combines those of its index.
+// CHECK-LABEL: func.func @histogram_per_row
+// CHECK: gpu.launch
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[BIN:.*]] =
+// CHECK: scf.for
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[BIN]]
+// CHECK: scf.if %[[HIT]]
+// CHECK: arith.addf
+func.func @histogram_per_row(%idx: tensor<?x?xindex>, %val: tensor<?x?xf32>, %bins: index) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%idx, %val : tensor<?x?xindex>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%i: tensor<?xindex>, %v: tensor<?xf32>):
+    %z = tensor.splat %zero[%bins] : tensor<?xf32>
+    %h = soac.reduce_by_index dest(%z : tensor<?xf32>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+    ^bb1(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      soac.yield %t : f32
+    }
+    soac.yield %h : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A reduce over matrices combined elementwise: a column reduce over their
+// elements (partial folds of row ranges, then one thread per element).
+// CHECK-LABEL: func.func @sum_of_matrices
+// CHECK: %[[PARTIALS:.*]] = memref.alloc
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[PARTIALS]]
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+func.func @sum_of_matrices(%x: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %s = soac.reduce ins(%x : tensor<?x?x?xf32>) init(%init : tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):
+    %t = soac.map ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb1(%p: tensor<?xf32>, %q: tensor<?xf32>):
+      %u = soac.map ins(%p, %q : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%e: f32, %f: f32):
+        %w = arith.addf %e, %f : f32
+        soac.yield %w : f32
+      }
+      soac.yield %u : tensor<?xf32>
+    }
+    soac.yield %t : tensor<?x?xf32>
+  }
+  return %s : tensor<?x?xf32>
+}
+
+// -----
+
+// A histogram of rows combined elementwise: one atomic per element of each
+// row, into a rank-1 view of the copy of the destination.
+// CHECK-LABEL: func.func @histogram_of_rows
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]]
+// CHECK: gpu.launch
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[FLAT]]
+func.func @histogram_of_rows(%h: tensor<?x?xf32>, %i: tensor<?xindex>, %v: tensor<?x?xf32>, %z: tensor<?xf32>) -> tensor<?x?xf32> {
+  %r = soac.reduce_by_index dest(%h : tensor<?x?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?x?xf32>) init(%z : tensor<?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?xf32>, %b: tensor<?xf32>):
+    %s = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%p: f32, %q: f32):
+      %t = arith.addf %p, %q : f32
+      soac.yield %t : f32
+    }
+    soac.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
