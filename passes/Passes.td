@@ -241,8 +241,15 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
     - A map whose rows only one SOAC reads is recomputed in that SOAC's
       kernel: `reduce (+) (map f xs)` is one pass over `xs`.
 
-    What the kernels cannot run (SOACs over tensor rows, tensors computed
-    per row) is an error at its location.
+    - A map over rows, or whose body holds SOACs, runs one block per row;
+      a map nested deeper runs one thread per row, which runs the body
+      sequentially with the tensors it computes recomputed where read.
+    - A reduce or reduce_by_index of vector rows combined elementwise is a
+      fold per element (a column reduce, one atomic per element).
+
+    What the kernels cannot run (scans nested deeper than one block, a
+    reduce_by_index with several values per index, shapes that depend on
+    data) is an error at its location.
 
     ```mlir
     // before
@@ -294,6 +301,25 @@ def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
     which asserts the same way).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp"> {
+  let summary = "Run gpu.launch kernels as sequential loops on the CPU (to check kernels without a GPU)";
+  let description = [{
+    Replaces each `gpu.launch` by loops over its blocks and, inside, over
+    its threads, that run the kernel's body one thread after the other. The
+    result is a CPU program computing what the kernel computes, so that the
+    code `convert-soac-to-gpu` generates can be compared with the
+    interpreter on machines without a GPU: pass it to `soac-lower-to-cpu`
+    after `convert-soac-to-gpu`.
+
+    Running threads one after the other is one of the orders a GPU may run
+    them in, so it is faithful for kernels whose threads do not wait for
+    each other: kernels that synchronize (`gpu.barrier`, warp shuffles,
+    workgroup memory) are an error at their location. It checks what each
+    thread computes, not the absence of races.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
 #endif // SOAC_PASSES_TD

@@ -7,8 +7,9 @@
 //                    SOACs in its body, one block per row (RowKernel.h),
 //                    or one thread per row running the body sequentially
 //                    when it nests deeper (ThreadKernel.h)
-//   reduce           (over vector rows combined elementwise: one thread
-//                    per column and range of rows, then per column)
+//   reduce           (over vector rows of any rank combined elementwise:
+//                    one thread per element and range of rows, then one
+//                    per element)
 //                    blocks fold rows (interleaved when the operator is one
 //                    commutative op, else contiguous ranges), combine in the
 //                    block by warp shuffles and workgroup memory; one block
@@ -17,7 +18,8 @@
 //                    block totals in one block; each thread rescans its
 //                    rows from its offset
 //   scatter          copy of dest, then one thread per (index, row element)
-//   reduce_by_index  copy of dest, then one atomic per value
+//   reduce_by_index  copy of dest, then one atomic per value (per element
+//                    of vector rows combined elementwise)
 //
 // A map whose rows only one SOAC reads is recomputed inside that SOAC's
 // kernel (ElementReader). What the kernels cannot run is an error at its

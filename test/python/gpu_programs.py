@@ -1,0 +1,348 @@
+"""The programs the GPU tests compile (test_compile_gpu.py,
+test_gpu_emulated.py): every SOAC and nesting the GPU lowering supports, with
+arguments for n rows."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LIBRARY = (ROOT / "examples" / "soacs.mlir").read_text()
+rng = np.random.default_rng(7)
+
+ROWS = """
+func.func @softmax_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%row: tensor<?xf32>):
+    %m = soac.reduce ins(%row : tensor<?xf32>) init(%ninf : f32) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %mx = arith.maximumf %a, %b : f32
+      soac.yield %mx : f32
+    }
+    %e = soac.map ins(%row : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%v: f32):
+      %d = arith.subf %v, %m : f32
+      %ex = math.exp %d : f32
+      soac.yield %ex : f32
+    }
+    %s = soac.reduce ins(%e : tensor<?xf32>) init(%zero : f32) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      soac.yield %t : f32
+    }
+    %o = soac.map ins(%e : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%v: f32):
+      %q = arith.divf %v, %s : f32
+      soac.yield %q : f32
+    }
+    soac.yield %o : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+func.func @row_cumsum(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %c = soac.scan ins(%row : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %c : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+func.func @positive(%x: tensor<?xf32>) -> tensor<?xi1> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xi1> {
+  ^bb0(%v: f32):
+    %c = arith.cmpf ogt, %v, %zero : f32
+    soac.yield %c : i1
+  }
+  return %r : tensor<?xi1>
+}
+
+// Nested deeper than one block shares out: one thread per row.
+func.func @batched_matvec(%a: tensor<?x?x?xf32>, %v: tensor<?xf32>) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%a : tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %rows = soac.map ins(%m : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb1(%row: tensor<?xf32>):
+      %p = soac.map ins(%row, %v : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%x: f32, %y: f32):
+        %t = arith.mulf %x, %y : f32
+        soac.yield %t : f32
+      }
+      %s = soac.reduce ins(%p : tensor<?xf32>) init(%zero : f32) -> f32 {
+      ^bb3(%x: f32, %y: f32):
+        %t = arith.addf %x, %y : f32
+        soac.yield %t : f32
+      }
+      soac.yield %s : f32
+    }
+    soac.yield %rows : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// Each row: its entries at computed indices, weighted by their position.
+func.func @weighted_gather_rows(%m: tensor<?x?xf64>, %idx: tensor<?xindex>) -> tensor<?x?xf64> {
+  %r = soac.map ins(%m : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %c0 = arith.constant 0 : index
+    %k = tensor.dim %idx, %c0 : tensor<?xindex>
+    %positions = soac.iota %k : tensor<?xi64>
+    %g = soac.map ins(%idx, %positions : tensor<?xindex>, tensor<?xi64>) -> tensor<?xf64> {
+    ^bb1(%i: index, %p: i64):
+      %e = tensor.extract %row[%i] : tensor<?xf64>
+      %w = arith.sitofp %p : i64 to f64
+      %t = arith.mulf %e, %w : f64
+      soac.yield %t : f64
+    }
+    soac.yield %g : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// Windows of 4 at row-dependent offsets, plus a constant row.
+func.func @windows(%starts: tensor<?xi64>, %x: tensor<?xf64>) -> tensor<?x4xf64> {
+  %half = arith.constant 0.5 : f64
+  %r = soac.map ins(%starts : tensor<?xi64>) -> tensor<?x4xf64> {
+  ^bb0(%s: i64):
+    %start = arith.index_cast %s : i64 to index
+    %w = tensor.extract_slice %x[%start] [4] [1] : tensor<?xf64> to tensor<4xf64>
+    %h = tensor.splat %half : tensor<4xf64>
+    %o = soac.map ins(%w, %h : tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64> {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %o : tensor<4xf64>
+  }
+  return %r : tensor<?x4xf64>
+}
+
+func.func @product_histogram(%h: tensor<?xf32>, %i: tensor<?xindex>, %v: tensor<?xf32>) -> tensor<?xf32> {
+  %one = arith.constant 1.0 : f32
+  %r = soac.reduce_by_index dest(%h : tensor<?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?xf32>) init(%one : f32) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// Per row: a fold of the rows of a matrix, an element inserted, a small
+// matrix built, a histogram; then folds and histograms of whole rows.
+func.func @fold_rows_per_row(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %n = tensor.dim %m, %c1 : tensor<?x?xf32>
+    %init = tensor.splat %zero[%n] : tensor<?xf32>
+    %s = soac.reduce ins(%m : tensor<?x?xf32>) init(%init : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%a: tensor<?xf32>, %b: tensor<?xf32>):
+      %t = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%p: f32, %q: f32):
+        %u = arith.addf %p, %q : f32
+        soac.yield %u : f32
+      }
+      soac.yield %t : tensor<?xf32>
+    }
+    soac.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+
+func.func @insert_per_row(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %n = tensor.dim %row, %c0 : tensor<?xf64>
+    %z = tensor.splat %zero[%n] : tensor<?xf64>
+    %first = tensor.extract %row[%c0] : tensor<?xf64>
+    %twice = arith.addf %first, %first : f64
+    %w = tensor.insert %twice into %z[%c1] : tensor<?xf64>
+    soac.yield %w : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+
+func.func @matrix_per_row(%x: tensor<?xf32>, %v: tensor<2xf32>) -> tensor<?x2xf32> {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?x2xf32> {
+  ^bb0(%s: f32):
+    %m = tensor.from_elements %s, %one, %zero, %s : tensor<2x2xf32>
+    %d = tensor.cast %m : tensor<2x2xf32> to tensor<?x?xf32>
+    %mv = soac.map ins(%d : tensor<?x?xf32>) -> tensor<2xf32> {
+    ^bb1(%row: tensor<?xf32>):
+      %p = soac.map ins(%row, %v : tensor<?xf32>, tensor<2xf32>) -> tensor<?xf32> {
+      ^bb2(%a: f32, %b: f32):
+        %t = arith.mulf %a, %b : f32
+        soac.yield %t : f32
+      }
+      %dot = soac.reduce ins(%p : tensor<?xf32>) init(%zero : f32) -> f32 {
+      ^bb3(%a: f32, %b: f32):
+        %t = arith.addf %a, %b : f32
+        soac.yield %t : f32
+      }
+      soac.yield %dot : f32
+    }
+    soac.yield %mv : tensor<2xf32>
+  }
+  return %r : tensor<?x2xf32>
+}
+
+
+func.func @histogram_per_row(%idx: tensor<?x?xindex>, %val: tensor<?x?xf32>, %bins: index) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%idx, %val : tensor<?x?xindex>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%i: tensor<?xindex>, %v: tensor<?xf32>):
+    %z = tensor.splat %zero[%bins] : tensor<?xf32>
+    %h = soac.reduce_by_index dest(%z : tensor<?xf32>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+    ^bb1(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      soac.yield %t : f32
+    }
+    soac.yield %h : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+
+func.func @sum_of_matrices(%x: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %s = soac.reduce ins(%x : tensor<?x?x?xf32>) init(%init : tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):
+    %t = soac.map ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb1(%p: tensor<?xf32>, %q: tensor<?xf32>):
+      %u = soac.map ins(%p, %q : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%e: f32, %f: f32):
+        %w = arith.addf %e, %f : f32
+        soac.yield %w : f32
+      }
+      soac.yield %u : tensor<?xf32>
+    }
+    soac.yield %t : tensor<?x?xf32>
+  }
+  return %s : tensor<?x?xf32>
+}
+
+
+func.func @histogram_of_rows(%h: tensor<?x?xf32>, %i: tensor<?xindex>, %v: tensor<?x?xf32>, %z: tensor<?xf32>) -> tensor<?x?xf32> {
+  %r = soac.reduce_by_index dest(%h : tensor<?x?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?x?xf32>) init(%z : tensor<?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?xf32>, %b: tensor<?xf32>):
+    %s = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%p: f32, %q: f32):
+      %t = arith.addf %p, %q : f32
+      soac.yield %t : f32
+    }
+    soac.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+"""
+
+# Gradients: reverse mode through maps, reduces, scans, gathers and nesting.
+GRADIENTS = """
+func.func @sum_of_squares(%x: tensor<?xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %s = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %m = arith.mulf %v, %v : f64
+    soac.yield %m : f64
+  }
+  %r = soac.reduce ins(%s : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : f64
+}
+func.func @grad_sum_of_squares(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %one = arith.constant 1.0 : f64
+  %r:2 = soac.vjp @sum_of_squares(%x, %one) : (tensor<?xf64>, f64) -> (f64, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+""" + LIBRARY.replace("func.func @", "func.func private @lib_") .replace("@lib_matvec", "@matvec").replace(
+    "@lib_gather_squares", "@gather_squares"
+) + """
+func.func @grad_matvec(%A: tensor<?x?xf64>, %v: tensor<?xf64>, %c: tensor<?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %r:3 = soac.vjp @matvec(%A, %v, %c) : (tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>, tensor<?xf64>)
+  return %r#1, %r#2 : tensor<?x?xf64>, tensor<?xf64>
+}
+func.func @grad_gather_squares(%x: tensor<?xf64>, %i: tensor<?xindex>) -> tensor<?xf64> {
+  %one = arith.constant 1.0 : f64
+  %r:2 = soac.vjp @gather_squares(%x, %i, %one) wrt [0] : (tensor<?xf64>, tensor<?xindex>, f64) -> (f64, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+"""
+
+
+def floats(*shape, dtype=np.float64):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def indices(n, bins, dtype=np.int64):
+    return rng.integers(-2, bins + 2, n).astype(dtype)  # some out of range
+
+
+# (program, function, arguments for n rows)
+CASES = {
+    "saxpy": (LIBRARY, lambda n: (np.float32(1.5), floats(n, dtype=np.float32), floats(n, dtype=np.float32))),
+    "sum": (LIBRARY, lambda n: (floats(n, dtype=np.float32),)),
+    "sum_of_squares": (LIBRARY, lambda n: (floats(n, dtype=np.float32),)),
+    "argmin": (LIBRARY, lambda n: (rng.integers(0, 5, n).astype(np.float32),)),
+    "cumsum": (LIBRARY, lambda n: (floats(n, dtype=np.float32),)),
+    "recurrence": (LIBRARY, lambda n: (rng.uniform(0.5, 1.0, n), floats(n))),
+    "matvec": (LIBRARY, lambda n: (floats(n, 33), floats(33))),
+    "scatter": (LIBRARY, lambda n: (floats(9, dtype=np.float32), rng.permutation(n + 2)[:n] - 1, floats(n, dtype=np.float32))),
+    "histogram": (LIBRARY, lambda n: (floats(7, dtype=np.float32), indices(n, 7), floats(n, dtype=np.float32))),
+    "gather_squares": (LIBRARY, lambda n: (floats(50), rng.integers(0, 50, n))),
+    "softmax_rows": (ROWS, lambda n: (floats(n, 300, dtype=np.float32),)),
+    "row_cumsum": (ROWS, lambda n: (floats(n, 700),)),
+    "positive": (ROWS, lambda n: (floats(n, dtype=np.float32),)),
+    "batched_matvec": (ROWS, lambda n: (floats(n, 5, 17, dtype=np.float32), floats(17, dtype=np.float32))),
+    "weighted_gather_rows": (ROWS, lambda n: (floats(n, 12), rng.integers(0, 12, 30))),
+    "windows": (ROWS, lambda n: (rng.integers(0, 60, n), floats(64))),
+    "fold_rows_per_row": (ROWS, lambda n: (floats(n, 6, 5, dtype=np.float32),)),
+    "insert_per_row": (ROWS, lambda n: (floats(n, 3),)),
+    "matrix_per_row": (ROWS, lambda n: (floats(n, dtype=np.float32), floats(2, dtype=np.float32))),
+    "histogram_per_row": (ROWS, lambda n: (rng.integers(0, 4, (n, 9)), floats(n, 9, dtype=np.float32), 4)),
+    "sum_of_matrices": (ROWS, lambda n: (floats(n, 3, 4, dtype=np.float32), np.zeros((3, 4), np.float32))),
+    "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),
+    "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),
+    "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
+    "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),
+    "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),
+}
+SIZES = [0, 1, 7, 1003, 300_001]
+
+
+def assert_same_results(actual, expected, n):
+    """Compiled results against the interpreter's: dtypes, shapes (of
+    non-empty arrays: with no rows, the interpreter cannot tell the size of
+    a row) and values, to float rounding that grows with the rows folded."""
+    for a, e in zip(actual if isinstance(actual, tuple) else (actual,), expected if isinstance(expected, tuple) else (expected,)):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.dtype == e.dtype
+        if e.size == 0:
+            assert a.size == 0, a.shape
+            continue
+        assert a.shape == e.shape
+        rtol = 1e-4 if e.dtype == np.float32 else 1e-9
+        np.testing.assert_allclose(a, e, rtol=rtol, atol=rtol * max(1.0, np.sqrt(max(n, 1))))
