@@ -441,22 +441,34 @@ std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
   return {index, lessThan(b, index, size)};
 }
 
-void lowerScatter(ScatterOp scatter) {
-  ImplicitLocOpBuilder host(scatter.getLoc(), scatter);
-  Buffers buffers;
-  Value out = copyToNewBuffer(host, buffers, scatter.getDest());
-  auto valuesType = cast<RankedTensorType>(scatter.getValues().getType());
-  bool scalarRows = valuesType.getRank() == 1;
-  SmallVector<Value> readTensors{scatter.getIndices()};
+/// Launches one thread per element of each row of `values` (the rows of a
+/// scatter or reduce_by_index), reading the rows' indices into `dest`'s rows
+/// with `indices`. For the elements whose index is in range, `update` gets
+/// the index, the element's position `e` in its row (flat, and as the
+/// multi-index `within`) and its value. Scalar rows are read through an
+/// ElementReader (recomputing a map that only this op reads).
+ElementReader launchPerIndexedElement(
+    ImplicitLocOpBuilder &host, Buffers &buffers, Operation *op, Value dest,
+    Value indices, Value values,
+    function_ref<void(ImplicitLocOpBuilder &, Value index, Value e,
+                      ValueRange within, Value value)>
+        update) {
+  bool scalarRows = cast<RankedTensorType>(values.getType()).getRank() == 1;
+  SmallVector<Value> readTensors{indices};
   if (scalarRows)
-    readTensors.push_back(scatter.getValues());
+    readTensors.push_back(values);
   else
-    buffers.of(host, scatter.getValues());
-  ElementReader reader(host, buffers, readTensors, scatter);
+    buffers.of(host, values);
+  ElementReader reader(host, buffers, readTensors, op);
   Value count = reader.size(host);
-  Value bins = tensor::DimOp::create(host, scatter.getDest(), 0);
-  SmallVector<Value> rowSizes = sizesOf(host, scatter.getValues());
-  rowSizes.erase(rowSizes.begin());
+  Value bins = tensor::DimOp::create(host, dest, 0);
+  // (Sizes of scalar rows are not taken: `values` may be a map this op
+  // recomputes.)
+  SmallVector<Value> rowSizes;
+  if (!scalarRows) {
+    rowSizes = sizesOf(host, values);
+    rowSizes.erase(rowSizes.begin());
+  }
   Value rowElements = product(host, rowSizes);
   Value work = arith::MulIOp::create(host, count, rowElements);
   launchKernel(
@@ -469,15 +481,31 @@ void lowerScatter(ScatterOp scatter) {
           auto [index, inRange] = checkedIndex(ib, read[0], bins);
           ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
             SmallVector<Value> within = unflatten(jb, e, rowSizes);
-            SmallVector<Value> from{p}, to{index};
-            llvm::append_range(from, within);
-            llvm::append_range(to, within);
-            Value v = scalarRows ? read[1]
-                                 : Value(tensor::ExtractOp::create(
-                                       jb, scatter.getValues(), from));
-            memref::StoreOp::create(jb, v, out, to);
+            Value value = read.back();
+            if (!scalarRows) {
+              SmallVector<Value> from{p};
+              llvm::append_range(from, within);
+              value = tensor::ExtractOp::create(jb, values, from);
+            }
+            update(jb, index, e, within, value);
           });
         });
+      });
+  return reader;
+}
+
+void lowerScatter(ScatterOp scatter) {
+  ImplicitLocOpBuilder host(scatter.getLoc(), scatter);
+  Buffers buffers;
+  Value out = copyToNewBuffer(host, buffers, scatter.getDest());
+  ElementReader reader = launchPerIndexedElement(
+      host, buffers, scatter, scatter.getDest(), scatter.getIndices(),
+      scatter.getValues(),
+      [&](ImplicitLocOpBuilder &b, Value index, Value, ValueRange within,
+          Value value) {
+        SmallVector<Value> to{index};
+        llvm::append_range(to, within);
+        memref::StoreOp::create(b, value, out, to);
       });
   replaceSoac(scatter, asTensor(host, out, scatter.getType()), &reader);
 }
@@ -498,7 +526,6 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
   Buffers buffers;
   buffers.addFreeTensors(host, op);
   Value dest = histogram.getDests()[0];
-  Value values = histogram.getValues()[0];
   auto destType = cast<RankedTensorType>(dest.getType());
   Value out = copyToNewBuffer(host, buffers, dest);
   Value flat = out;
@@ -508,39 +535,16 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
     flat = memref::CollapseShapeOp::create(host, out,
                                            ArrayRef<ReassociationIndices>{all});
   }
-  bool scalarRows = destType.getRank() == 1;
-  SmallVector<Value> readTensors{histogram.getIndices()};
-  if (scalarRows)
-    readTensors.push_back(values);
-  else
-    buffers.of(host, values);
-  ElementReader reader(host, buffers, readTensors, histogram);
-  Value count = reader.size(host);
-  Value bins = tensor::DimOp::create(host, dest, 0);
-  SmallVector<Value> rowSizes = sizesOf(host, dest);
-  rowSizes.erase(rowSizes.begin());
-  Value rowElements = product(host, rowSizes);
-  Value work = arith::MulIOp::create(host, count, rowElements);
-  launchKernel(
-      host, blocksFor(host, work), {}, buffers,
-      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-        ifThen(b, lessThan(b, ids.global, work), [&](ImplicitLocOpBuilder &ib) {
-          Value p = arith::DivUIOp::create(ib, ids.global, rowElements);
-          Value e = arith::RemUIOp::create(ib, ids.global, rowElements);
-          SmallVector<Value> read = reader.read(ib, p);
-          auto [index, inRange] = checkedIndex(ib, read[0], bins);
-          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
-            Value value = read.back();
-            if (!scalarRows) {
-              SmallVector<Value> from{p};
-              llvm::append_range(from, unflatten(jb, e, rowSizes));
-              value = tensor::ExtractOp::create(jb, values, from);
-            }
-            Value at = arith::AddIOp::create(
-                jb, arith::MulIOp::create(jb, index, rowElements), e);
-            atomicCombine(jb, op, flat, at, value);
-          });
-        });
+  SmallVector<Value> destSizes = sizesOf(host, dest);
+  Value rowElements = product(host, ArrayRef(destSizes).drop_front());
+  ElementReader reader = launchPerIndexedElement(
+      host, buffers, histogram, dest, histogram.getIndices(),
+      histogram.getValues()[0],
+      [&](ImplicitLocOpBuilder &b, Value index, Value e, ValueRange,
+          Value value) {
+        Value at = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, index, rowElements), e);
+        atomicCombine(b, op, flat, at, value);
       });
   replaceSoac(histogram, asTensor(host, out, histogram.getResult(0).getType()),
               &reader);
