@@ -144,6 +144,23 @@ Region *elementwiseScalarOperator(Region &op) {
   return computesTensors(inner.getBody()) ? nullptr : &inner.getBody();
 }
 
+static Region *scalarOperator(Region &body, ValueRange rows) {
+  bool scalars = llvm::all_of(rows.getTypes(), [](Type t) {
+    return cast<RankedTensorType>(t).getRank() == 1;
+  });
+  if (scalars)
+    return &body;
+  return rows.size() == 1 ? elementwiseScalarOperator(body) : nullptr;
+}
+
+Region *scalarOperator(ReduceOp reduce) {
+  return scalarOperator(reduce.getBody(), reduce.getInputs());
+}
+
+Region *scalarOperator(ReduceByIndexOp histogram) {
+  return scalarOperator(histogram.getBody(), histogram.getValues());
+}
+
 MapOp fusedScalarMap(Value tensor, Operation *consumer) {
   MapOp map = fusableProducer(tensor, consumer);
   return map && hasScalarRows(map) && !computesTensors(map.getBody()) ? map

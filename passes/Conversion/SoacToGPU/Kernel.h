@@ -46,6 +46,11 @@ bool computesTensors(mlir::Region &region);
 /// nested once per dimension, around a scalar body, as the derivatives of
 /// maps over rows make them. Null for any other operator.
 mlir::Region *elementwiseScalarOperator(mlir::Region &op);
+/// The operator a kernel runs on scalars for a reduce or reduce_by_index:
+/// its body when its rows are scalars, the scalar body of an elementwise
+/// operator when they are vectors (one input); null otherwise.
+mlir::Region *scalarOperator(ReduceOp reduce);
+mlir::Region *scalarOperator(ReduceByIndexOp histogram);
 
 /// The tensors a SOAC's kernels read, as buffers on the host side.
 class Buffers {

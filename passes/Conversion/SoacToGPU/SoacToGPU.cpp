@@ -261,15 +261,6 @@ void lowerReduce(ReduceOp reduce) {
   replaceSoac(reduce, results, &fold.reader);
 }
 
-/// The scalar operator of a reduce over vector rows (of any rank) combined
-/// elementwise; null otherwise.
-Region *elementwiseOperator(ReduceOp reduce) {
-  if (reduce.getInputs().size() != 1 ||
-      cast<RankedTensorType>(reduce.getInputs()[0].getType()).getRank() < 2)
-    return nullptr;
-  return elementwiseScalarOperator(reduce.getBody());
-}
-
 /// A reduce over n rows of m elements each (the rows may have any rank) with
 /// an elementwise operator: threads fold contiguous ranges of rows of one
 /// element each (neighbouring threads read neighbouring elements), then one
@@ -510,19 +501,11 @@ void lowerScatter(ScatterOp scatter) {
   replaceSoac(scatter, asTensor(host, out, scatter.getType()), &reader);
 }
 
-/// The scalar operator of a reduce_by_index: its body, or the scalar body of
-/// an operator combining vector rows elementwise.
-Region &scalarOperator(ReduceByIndexOp histogram) {
-  if (Region *elementwise = elementwiseScalarOperator(histogram.getBody()))
-    return *elementwise;
-  return histogram.getBody();
-}
-
 /// One atomic per element of each value: rows of values are combined with
 /// dest's rows element by element, in a rank-1 view of a copy of dest.
 void lowerReduceByIndex(ReduceByIndexOp histogram) {
   ImplicitLocOpBuilder host(histogram.getLoc(), histogram);
-  Region &op = scalarOperator(histogram);
+  Region &op = *scalarOperator(histogram);
   Buffers buffers;
   buffers.addFreeTensors(host, op);
   Value dest = histogram.getDests()[0];
@@ -578,12 +561,11 @@ LogicalResult checkSupported(Operation *op) {
         return checkScalarCode(map.getBody(), map);
       })
       .Case([](ReduceOp reduce) -> LogicalResult {
-        if (Region *op = elementwiseOperator(reduce))
-          return checkScalarCode(*op, reduce);
-        if (!allRank1(reduce.getInputs()))
+        Region *op = scalarOperator(reduce);
+        if (!op)
           return unsupported(reduce, "the rows combined must be scalars, or "
                                      "vectors combined elementwise");
-        return checkScalarCode(reduce.getBody(), reduce);
+        return checkScalarCode(*op, reduce);
       })
       .Case([](ScanOp op) {
         if (!allRank1(op.getInputs()))
@@ -600,14 +582,14 @@ LogicalResult checkSupported(Operation *op) {
         if (histogram.getDests().size() != 1)
           return unsupported(histogram, "it combines one value per index (one "
                                         "destination)");
-        bool scalars = allRank1(histogram.getValues());
-        if (!scalars && !elementwiseScalarOperator(histogram.getBody()))
+        Region *op = scalarOperator(histogram);
+        if (!op)
           return unsupported(histogram, "the rows combined must be scalars, "
                                         "or vectors combined elementwise");
-        Region &op = scalarOperator(histogram);
-        if (failed(checkScalarCode(op, histogram)))
+        if (failed(checkScalarCode(*op, histogram)))
           return failure();
-        return checkAtomicCombine(op, getElementTypeOrSelf(histogram.getInits()[0]), histogram);
+        return checkAtomicCombine(
+            *op, getElementTypeOrSelf(histogram.getInits()[0]), histogram);
       })
       .Case([](IotaOp) { return success(); })
       .Case<VjpOp, JvpOp>([](Operation *derivative) {
@@ -655,8 +637,9 @@ struct ConvertSoacToGPUPass
               lowerThreadKernel(op);
           })
           .Case([](ReduceOp op) {
-            if (Region *elementwise = elementwiseOperator(op))
-              lowerColumnReduce(op, *elementwise);
+            // Vector rows combined elementwise: a fold per element.
+            if (Region *scalar = scalarOperator(op); scalar != &op.getBody())
+              lowerColumnReduce(op, *scalar);
             else
               lowerReduce(op);
           })

@@ -192,20 +192,6 @@ SmallVector<Value> materialize(ImplicitLocOpBuilder &host, const Shape &shape) {
   });
 }
 
-/// The operator a thread runs for `reduce`: its body when it combines
-/// scalars, the scalar body of an elementwise operator when it combines
-/// vectors; null otherwise.
-Region *scalarOperator(ReduceOp reduce) {
-  bool scalars = llvm::all_of(reduce.getInputs().getTypes(), [](Type t) {
-    return cast<RankedTensorType>(t).getRank() == 1;
-  });
-  if (scalars)
-    return &reduce.getBody();
-  if (reduce.getInputs().size() != 1)
-    return nullptr;
-  return elementwiseScalarOperator(reduce.getBody());
-}
-
 //===----------------------------------------------------------------------===//
 // What one thread can run
 //===----------------------------------------------------------------------===//
