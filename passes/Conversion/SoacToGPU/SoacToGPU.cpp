@@ -435,14 +435,14 @@ std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
 /// Launches one thread per element of each row of `values` (the rows of a
 /// scatter or reduce_by_index), reading the rows' indices into `dest`'s rows
 /// with `indices`. For the elements whose index is in range, `update` gets
-/// the index, the element's position `e` in its row (flat, and as the
-/// multi-index `within`) and its value. Scalar rows are read through an
+/// the index, the element's position in its row (`within`), its position
+/// in `dest` flattened (`flat`) and its value. Scalar rows are read through an
 /// ElementReader (recomputing a map that only this op reads).
 ElementReader launchPerIndexedElement(
     ImplicitLocOpBuilder &host, Buffers &buffers, Operation *op, Value dest,
     Value indices, Value values,
-    function_ref<void(ImplicitLocOpBuilder &, Value index, Value e,
-                      ValueRange within, Value value)>
+    function_ref<void(ImplicitLocOpBuilder &, Value index, ValueRange within,
+                      Value flat, Value value)>
         update) {
   bool scalarRows = cast<RankedTensorType>(values.getType()).getRank() == 1;
   SmallVector<Value> readTensors{indices};
@@ -478,7 +478,9 @@ ElementReader launchPerIndexedElement(
               llvm::append_range(from, within);
               value = tensor::ExtractOp::create(jb, values, from);
             }
-            update(jb, index, e, within, value);
+            Value flat = arith::AddIOp::create(
+                jb, arith::MulIOp::create(jb, index, rowElements), e);
+            update(jb, index, within, flat, value);
           });
         });
       });
@@ -492,7 +494,7 @@ void lowerScatter(ScatterOp scatter) {
   ElementReader reader = launchPerIndexedElement(
       host, buffers, scatter, scatter.getDest(), scatter.getIndices(),
       scatter.getValues(),
-      [&](ImplicitLocOpBuilder &b, Value index, Value, ValueRange within,
+      [&](ImplicitLocOpBuilder &b, Value index, ValueRange within, Value,
           Value value) {
         SmallVector<Value> to{index};
         llvm::append_range(to, within);
@@ -518,15 +520,10 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
     flat = memref::CollapseShapeOp::create(host, out,
                                            ArrayRef<ReassociationIndices>{all});
   }
-  SmallVector<Value> destSizes = sizesOf(host, dest);
-  Value rowElements = product(host, ArrayRef(destSizes).drop_front());
   ElementReader reader = launchPerIndexedElement(
       host, buffers, histogram, dest, histogram.getIndices(),
       histogram.getValues()[0],
-      [&](ImplicitLocOpBuilder &b, Value index, Value e, ValueRange,
-          Value value) {
-        Value at = arith::AddIOp::create(
-            b, arith::MulIOp::create(b, index, rowElements), e);
+      [&](ImplicitLocOpBuilder &b, Value, ValueRange, Value at, Value value) {
         atomicCombine(b, op, flat, at, value);
       });
   replaceSoac(histogram, asTensor(host, out, histogram.getResult(0).getType()),
