@@ -78,6 +78,40 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
   let dependentDialects = ["soac::SoacDialect"];
 }
 
+def SoacFuseMaps : Pass<"soac-fuse-maps", "mlir::ModuleOp"> {
+  let summary = "Fuse maps into the one map reading them, and merge the maps, or the reduces, that read the same map";
+  let description = [{
+    A `soac.map` read by several SOACs cannot be fused into one of them
+    without being computed once per consumer, so the lowering would
+    materialize it. When its results are read, row by row, only by
+    `soac.map` ops, or only by `soac.reduce` ops, in its block, and none of
+    these depends on another, they become one op whose body (or operator)
+    does the work of each, side by side (horizontal fusion). Ops between the
+    siblings that read an earlier sibling's result move after the merged op;
+    the merge is skipped when such an op has side effects. A `soac.map` read
+    only by one `soac.map` becomes part of it (vertical fusion): its inputs
+    become the consumer's and its body runs first in the consumer's body.
+
+    Together these turn the reverse sweep of a map over points (one
+    per-point contribution to the adjoint of each array every point reads,
+    each summed by its own `soac.reduce`) into one loop that accumulates all
+    of them, in place. `convert-soac-to-loops` applies the same patterns
+    before it lowers a map or a reduce, including to the SOACs it clones
+    into loops.
+
+    ```mlir
+    // before
+    %c:2 = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32>, tensor<?xf32> { ... }
+    %s = soac.reduce ins(%c#0 : tensor<?xf32>) init(%zero : f32) -> f32 { ... }
+    %t = soac.reduce ins(%c#1 : tensor<?xf32>) init(%one : f32) -> f32 { ... }
+    // after: %c fuses into the one reduce when lowered
+    %st:2 = soac.reduce ins(%c#0, %c#1 : tensor<?xf32>, tensor<?xf32>)
+        init(%zero, %one : f32, f32) -> f32, f32 { ... }
+    ```
+  }];
+  let dependentDialects = ["soac::SoacDialect"];
+}
+
 def SoacFlatten : Pass<"soac-flatten", "mlir::ModuleOp"> {
   let summary = "Turn nested parallelism into perfect nests (moderate flattening)";
   let description = [{

@@ -74,9 +74,17 @@ void addBufferization(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A row computed in place is then "copied" onto itself (the same subview
-  // built twice): CSE makes the two one, canonicalization drops the copy.
+  // built twice, once sizes are folded): CSE makes the two one,
+  // canonicalization drops the copy.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Temporaries of a row (computed per row of a sequential loop, with sizes
+  // fixed before it) are allocated once before the loop, not once per row.
+  // Allocations are not moved out of parallel loops (each thread needs its
+  // own) nor out of loops that yield them.
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferLoopHoistingPass());
 }
 
 /// Frees every buffer that is not a function result.

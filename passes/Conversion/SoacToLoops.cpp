@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 #include "passes/Bodies.h"
 #include "passes/Rows.h"
+#include "passes/Fusion.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -37,7 +38,8 @@ Value indexConstant(ImplicitLocOpBuilder &b, int64_t value) {
 }
 
 /// Marks the scf.for loops this conversion creates over the rows of a SOAC
-/// (folds, scans, scatters, sequential maps): what runs inside runs per row.
+/// (folds, scans, scatters, sequential maps), and the scf.if running a map's
+/// body on its first row for its row sizes: what runs inside runs per row.
 constexpr llvm::StringLiteral kRowLoopAttr = "soac.row_loop";
 
 scf::ForOp markRowLoop(scf::ForOp loop) {
@@ -58,6 +60,15 @@ bool isNestedInParallelOp(Operation *op) {
         parent->hasAttr(kRowLoopAttr))
       return true;
   return false;
+}
+
+/// True when `op` is in the body of a SOAC not lowered yet. SOACs are lowered
+/// from the outside in: bodies are cloned into loops first, so that a nested
+/// SOAC is lowered where it finally runs (reading loop-carried tensors it may
+/// update in place, next to the siblings it may merge with).
+bool waitsForEnclosingSoac(Operation *op) {
+  Operation *parent = op->getParentOp();
+  return parent && isa<SoacDialect>(parent->getDialect());
 }
 
 /// Reads row `i` of a consumer's operand tensors. Rows of a fusable map's
@@ -88,11 +99,17 @@ public:
     return sizes.front();
   }
 
-  SmallVector<Value> rowsAt(ImplicitLocOpBuilder &b, Value i) const {
+  /// Row `i` of each tensor; non-null entries of `known` are rows the
+  /// caller already has (see seedInputs), taken instead of read.
+  SmallVector<Value> rowsAt(ImplicitLocOpBuilder &b, Value i,
+                            ArrayRef<Value> known = {}) const {
     DenseMap<Operation *, SmallVector<Value>> fusedRows;
-    return llvm::map_to_vector(tensors, [&](Value t) {
-      return rowOf(b, t, consumer, i, fusedRows);
-    });
+    SmallVector<Value> rows;
+    for (auto [k, t] : llvm::enumerate(tensors))
+      rows.push_back(k < known.size() && known[k]
+                         ? known[k]
+                         : rowOf(b, t, consumer, i, fusedRows));
+    return rows;
   }
 
   /// The fused maps, erased once the consumer is replaced.
@@ -178,6 +195,21 @@ Value emptyTensor(ImplicitLocOpBuilder &b, RankedTensorType type, Value outer,
 using IndexedBody =
     function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value)>;
 
+/// The body of a loop that writes row i of its outputs, given i and, for each
+/// output that is `seeded` (it starts as an input's tensor, see seedInputs),
+/// its row i as it is before the body writes it (null for the others).
+using SeededBody = function_ref<SmallVector<Value>(ImplicitLocOpBuilder &,
+                                                   Value, ArrayRef<Value>)>;
+
+/// Row i of each seeded output (null for the others).
+SmallVector<Value> seededRows(ImplicitLocOpBuilder &b, ValueRange outputs,
+                              ArrayRef<bool> seeded, Value i) {
+  SmallVector<Value> rows;
+  for (auto [out, isSeeded] : llvm::zip(outputs, seeded))
+    rows.push_back(isSeeded ? extractRow(b, out, i) : Value());
+  return rows;
+}
+
 /// Elements a parallel loop must process to repay entering a parallel region
 /// (microseconds of waking and joining threads): below, a sequential loop
 /// runs instead. Sizes are dynamic, so the choice is made at run time.
@@ -215,21 +247,20 @@ Value timesElements(ImplicitLocOpBuilder &b, Value n, Value tensor,
   return work;
 }
 
-/// Tensors `result[i] = body(i)` for i in [0, n), with scalar rows. Parallel: a
-/// linalg.generic with only outputs whose body reads what it needs at
-/// linalg.index 0. Sequential: an scf.for inserting into the outputs.
-SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
-                            TypeRange resultTypes, bool parallel,
-                            IndexedBody body) {
-  SmallVector<Value> outputs = llvm::map_to_vector(resultTypes, [&](Type t) {
-    return emptyTensor(b, cast<RankedTensorType>(t), n);
-  });
+/// `outputs` with element i replaced by `body(i)` for i in [0, n), scalar
+/// rows. Parallel: a linalg.generic with only outputs whose body reads what
+/// it needs at linalg.index 0 (a seeded output's old element is its block
+/// argument). Sequential: an scf.for inserting into the outputs.
+SmallVector<Value> tabulateInto(ImplicitLocOpBuilder &b, Value n,
+                                ValueRange outputs, ArrayRef<bool> seeded,
+                                bool parallel, SeededBody body) {
   if (!parallel) {
     auto loop = markRowLoop(scf::ForOp::create(
         b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
         [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
           ImplicitLocOpBuilder ib(loc, nested);
-          SmallVector<Value> values = body(ib, i);
+          SmallVector<Value> values =
+              body(ib, i, seededRows(ib, outs, seeded, i));
           SmallVector<Value> updated;
           for (auto [value, out] : llvm::zip(values, outs))
             updated.push_back(tensor::InsertOp::create(ib, value, out, i));
@@ -237,17 +268,34 @@ SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
         }));
     return llvm::to_vector_of<Value>(loop.getResults());
   }
-  SmallVector<AffineMap> maps(resultTypes.size(),
-                              b.getMultiDimIdentityMap(1));
+  SmallVector<AffineMap> maps(outputs.size(), b.getMultiDimIdentityMap(1));
   auto generic = linalg::GenericOp::create(
-      b, resultTypes, ValueRange{}, outputs, maps,
+      b, outputs.getTypes(), ValueRange{}, outputs, maps,
       {utils::IteratorType::parallel},
-      [&](OpBuilder &nested, Location loc, ValueRange) {
+      [&](OpBuilder &nested, Location loc, ValueRange elements) {
         ImplicitLocOpBuilder ib(loc, nested);
         Value i = linalg::IndexOp::create(ib, 0);
-        linalg::YieldOp::create(ib, body(ib, i));
+        SmallVector<Value> old;
+        for (auto [element, isSeeded] : llvm::zip(elements, seeded))
+          old.push_back(isSeeded ? element : Value());
+        linalg::YieldOp::create(ib, body(ib, i, old));
       });
   return llvm::to_vector_of<Value>(generic.getResults());
+}
+
+/// Tensors `result[i] = body(i)` for i in [0, n), with scalar rows, in new
+/// tensors.
+SmallVector<Value> tabulate(ImplicitLocOpBuilder &b, Value n,
+                            TypeRange resultTypes, bool parallel,
+                            IndexedBody body) {
+  SmallVector<Value> outputs = llvm::map_to_vector(resultTypes, [&](Type t) {
+    return emptyTensor(b, cast<RankedTensorType>(t), n);
+  });
+  SmallVector<bool> seeded(outputs.size(), false);
+  return tabulateInto(b, n, outputs, seeded, parallel,
+                      [&](ImplicitLocOpBuilder &ib, Value i, ArrayRef<Value>) {
+                        return body(ib, i);
+                      });
 }
 
 /// Folds rows [lo, hi) into `accumulators` with the operator region `op`
@@ -300,14 +348,20 @@ void replaceAndEraseFused(PatternRewriter &rewriter, Operation *op,
 /// Writes each row into its output at row `i` from an scf.forall body:
 /// everything the inserts need is computed first, since the terminator
 /// (scf.forall.in_parallel) may hold nothing but the inserts.
+/// Rows with a non-null entry in `oldRows` (seeded outputs) are written with
+/// the sizes of the slice they were read from, so that after bufferization
+/// the write is a copy of that slice onto itself, which folds away.
 void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
-                        ValueRange outputs, Value i) {
+                        ValueRange outputs, Value i,
+                        ArrayRef<Value> oldRows = {}) {
   SmallVector<Value> sources;
   SmallVector<SmallVector<OpFoldResult>> sizes;
-  for (Value row : rows) {
+  for (auto [k, row] : llvm::enumerate(rows)) {
     SmallVector<OpFoldResult> rowSizes{b.getIndexAttr(1)};
     if (isa<RankedTensorType>(row.getType())) {
-      llvm::append_range(rowSizes, tensor::getMixedSizes(b, b.getLoc(), row));
+      Value shapedLike = k < oldRows.size() && oldRows[k] ? oldRows[k] : row;
+      llvm::append_range(rowSizes,
+                         tensor::getMixedSizes(b, b.getLoc(), shapedLike));
     } else {
       // A scalar row goes in as a one-element tensor.
       row = tensor::FromElementsOp::create(
@@ -331,13 +385,17 @@ void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
 /// `outputs` with row i replaced by `body(i)`, for i in [0, n) in parallel
 /// (an scf.forall).
 SmallVector<Value> forallRows(ImplicitLocOpBuilder &b, Value n,
-                              ValueRange outputs, IndexedBody body) {
+                              ValueRange outputs, ArrayRef<bool> seeded,
+                              SeededBody body) {
   auto forall = scf::ForallOp::create(
       b, ArrayRef<OpFoldResult>{n}, outputs, std::nullopt,
       [&](OpBuilder &nested, Location loc, ValueRange args) {
         // args: the induction variable, then the shared outputs
         ImplicitLocOpBuilder ib(loc, nested);
-        parallelInsertRows(ib, body(ib, args[0]), args.drop_front(), args[0]);
+        Value i = args[0];
+        ValueRange shared = args.drop_front();
+        SmallVector<Value> old = seededRows(ib, shared, seeded, i);
+        parallelInsertRows(ib, body(ib, i, old), shared, i, old);
       });
   return llvm::to_vector_of<Value>(forall.getResults());
 }
@@ -357,7 +415,11 @@ SmallVector<Value> tabulateTensorRows(ImplicitLocOpBuilder &b, Value n,
     return emptyTensor(b, RankedTensorType::get(shape, rowType.getElementType()),
                        n, inner);
   });
-  return forallRows(b, n, outputs, body);
+  SmallVector<bool> seeded(outputs.size(), false);
+  return forallRows(b, n, outputs, seeded,
+                    [&](ImplicitLocOpBuilder &ib, Value c, ArrayRef<Value>) {
+                      return body(ib, c);
+                    });
 }
 
 /// The first tensor with tensor rows among those `consumer` reads, looking
@@ -384,34 +446,150 @@ Value rowWork(ImplicitLocOpBuilder &b, ValueRange tensors, Operation *consumer,
   return rowsOf ? timesElements(b, n, rowsOf, 1) : n;
 }
 
+/// Whether writing into `tensor` in place costs no copy once nothing else
+/// reads it: a tensor a loop carries (an accumulator, or the output of the
+/// loop computing its rows), the row of such an output being computed (see
+/// seededRows: the loop only writes it back), or one an op computed.
+/// Function arguments are read-only for entry points (writing them costs a
+/// copy), constants live in read-only memory, and the rows of an enclosing
+/// map's inputs are slices of tensors read elsewhere.
+bool isOwnTensor(Value tensor) {
+  if (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
+    Value source = slice.getSource();
+    return isa<BlockArgument>(source) && isOwnTensor(source) &&
+           llvm::all_of(source.getUses(), [&](OpOperand &use) {
+             Operation *user = use.getOwner();
+             if (user == slice || isa<tensor::DimOp>(user))
+               return true;
+             if (auto insert = dyn_cast<tensor::InsertSliceOp>(user))
+               return &use == &insert.getDestMutable();
+             if (auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user))
+               return &use == &insert.getDestMutable();
+             return false;
+           });
+  }
+  if (auto arg = dyn_cast<BlockArgument>(tensor))
+    return isa<scf::ForOp, scf::ForallOp>(arg.getOwner()->getParentOp());
+  return !matchPattern(tensor, m_Constant());
+}
+
+/// Whether `map` is the one op reading the elements of `tensor` (others may
+/// take its sizes), through one operand.
+bool onlyReader(MapOp map, Value tensor) {
+  unsigned reads = 0;
+  for (Operation *user : tensor.getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    if (user != map.getOperation() || ++reads > 1)
+      return false;
+  }
+  return true;
+}
+
+/// Whether the rows `body` yields as its result `r` have the shape of its
+/// argument `p`: scalars do; a tensor row must be the result of a map over
+/// that argument whose own rows keep the shape of that argument's rows.
+/// (Types alone cannot tell: a dynamic size may differ.)
+bool yieldsShapeOf(Block &body, unsigned r, unsigned p) {
+  Value yielded = body.getTerminator()->getOperand(r);
+  if (!isa<RankedTensorType>(yielded.getType()))
+    return true;
+  auto inner = yielded.getDefiningOp<MapOp>();
+  if (!inner)
+    return false;
+  unsigned innerResult = cast<OpResult>(yielded).getResultNumber();
+  for (auto [q, input] : llvm::enumerate(inner.getInputs()))
+    if (input == body.getArgument(p) &&
+        yieldsShapeOf(inner.getBody().front(), innerResult, q))
+      return true;
+  return false;
+}
+
+/// For each result of `map`, the input whose tensor it is computed in, or -1
+/// for a new tensor: an input of the same shape that only this map reads, so
+/// that its row i is dead once row i of the result is computed from it.
+/// `acc' = map (+) acc row` in a fold then updates the accumulator in place
+/// instead of allocating and copying a new one per row.
+SmallVector<int> seedInputs(MapOp map) {
+  SmallVector<int> seeds(map.getNumResults(), -1);
+  SmallVector<bool> taken(map.getInputs().size(), false);
+  auto canSeed = [&](unsigned r, unsigned p) {
+    Value input = map.getInputs()[p];
+    Type type = map.getResultTypes()[r];
+    return !taken[p] && input.getType() == type && onlyReader(map, input) &&
+           !fusableProducer(input, map) && isOwnTensor(input) &&
+           (cast<RankedTensorType>(type).hasStaticShape() ||
+            yieldsShapeOf(map.getBody().front(), r, p));
+  };
+  // Loop-carried tensors first: the result then lands where the loop
+  // keeps it (an accumulator updated in place) instead of in a temporary
+  // that is copied there.
+  auto isCarried = [&](unsigned p) {
+    Value input = map.getInputs()[p];
+    if (auto slice = input.getDefiningOp<tensor::ExtractSliceOp>())
+      input = slice.getSource();
+    return isa<BlockArgument>(input);
+  };
+  for (bool carried : {true, false})
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      for (unsigned p = 0; p < map.getInputs().size() && seeds[r] < 0; ++p)
+        if (isCarried(p) == carried && canSeed(r, p)) {
+          seeds[r] = static_cast<int>(p);
+          taken[p] = true;
+        }
+  return seeds;
+}
+
 struct MapToLoops : OpRewritePattern<MapOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
-    if (waitsForFusion(map))
+    if (waitsForEnclosingSoac(map))
+      return rewriter.notifyMatchFailure(map, "lowered after its enclosing SOAC");
+    if (waitsForFusion(map) || waitsForMapFusion(map))
       return rewriter.notifyMatchFailure(map, "fused into its consumer");
     ImplicitLocOpBuilder b(map.getLoc(), rewriter);
     RowReader rows(map.getInputs(), map);
     Value n = rows.size(b);
     bool parallel = !isNestedInParallelOp(map);
-    auto body = [&](ImplicitLocOpBuilder &ib, Value i) {
-      return inlineBody(ib, map.getBody(), rows.rowsAt(ib, i));
+    SmallVector<int> seeds = seedInputs(map);
+    SmallVector<bool> seeded =
+        llvm::map_to_vector(seeds, [](int p) { return p >= 0; });
+    // A seeded input's row is read from the output it seeds, before the
+    // body overwrites it.
+    auto body = [&](ImplicitLocOpBuilder &ib, Value i, ArrayRef<Value> old) {
+      SmallVector<Value> known(map.getInputs().size());
+      for (auto [r, p] : llvm::enumerate(seeds))
+        if (p >= 0)
+          known[p] = old[r];
+      return inlineBody(ib, map.getBody(), rows.rowsAt(ib, i, known));
     };
     SmallVector<Type> rowTypes = llvm::map_to_vector(
         map.getBody().front().getTerminator()->getOperandTypes(),
         [](Type t) { return t; });
     SmallVector<Value> results;
-    if (!allScalar(rowTypes))
-      results = tabulateRows(b, map, n, parallel, body);
-    else if (!parallel)
-      results = tabulate(b, n, map.getResultTypes(), false, body);
-    else
-      results = chooseByWork(b, rowWork(b, map.getInputs(), map, n),
-                             map.getResultTypes(), [&](bool enough) {
-                               return tabulate(b, n, map.getResultTypes(),
-                                               enough, body);
-                             });
+    if (!allScalar(rowTypes)) {
+      results = tabulateRows(b, map, n, parallel, seeds, body);
+    } else {
+      auto outputs = [&] {
+        return llvm::map_to_vector(
+            llvm::enumerate(map.getResultTypes()), [&](auto rt) -> Value {
+              auto [r, type] = rt;
+              return seeds[r] >= 0
+                         ? map.getInputs()[seeds[r]]
+                         : emptyTensor(b, cast<RankedTensorType>(type), n);
+            });
+      };
+      if (!parallel)
+        results = tabulateInto(b, n, outputs(), seeded, false, body);
+      else
+        results = chooseByWork(b, rowWork(b, map.getInputs(), map, n),
+                               map.getResultTypes(), [&](bool enough) {
+                                 return tabulateInto(b, n, outputs(), seeded,
+                                                     enough, body);
+                               });
+    }
     replaceAndEraseFused(rewriter, map, results, rows);
     return success();
   }
@@ -421,14 +599,29 @@ private:
   /// once on row 0 (rows are regular), then each row is inserted whole.
   static SmallVector<Value> tabulateRows(ImplicitLocOpBuilder &b, MapOp map,
                                          Value n, bool parallel,
-                                         IndexedBody body) {
-    SmallVector<Value> innerSizes = rowSizes(b, map, n, body);
+                                         ArrayRef<int> seeds, SeededBody body) {
+    SmallVector<bool> seeded =
+        llvm::map_to_vector(seeds, [](int p) { return p >= 0; });
+    // The probe reads every row from the inputs: nothing is written yet.
+    SmallVector<Value> noOldRows(seeds.size());
+    SmallVector<Value> innerSizes =
+        rowSizes(b, map, n, seeded, [&](ImplicitLocOpBuilder &ib, Value i) {
+          return body(ib, i, noOldRows);
+        });
     SmallVector<Value> outputs;
-    // The sizes of each output's rows, known before any row is computed.
+    // The sizes of each output's rows, known before any row is computed: a
+    // seeded output's are its input's.
     SmallVector<SmallVector<OpFoldResult>> outputRowSizes;
     size_t used = 0;
-    for (Type t : map.getResultTypes()) {
+    for (auto [r, t] : llvm::enumerate(map.getResultTypes())) {
       auto type = cast<RankedTensorType>(t);
+      if (seeded[r]) {
+        Value input = map.getInputs()[seeds[r]];
+        outputs.push_back(input);
+        outputRowSizes.push_back(SmallVector<OpFoldResult>(
+            ArrayRef(tensor::getMixedSizes(b, b.getLoc(), input)).drop_front()));
+        continue;
+      }
       size_t dynamicInner = llvm::count_if(type.getShape().drop_front(),
                                            ShapedType::isDynamic);
       ArrayRef<Value> dynamic =
@@ -449,15 +642,22 @@ private:
             b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
             [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
               ImplicitLocOpBuilder ib(loc, nested);
+              SmallVector<Value> old = seededRows(ib, outs, seeded, i);
               SmallVector<Value> updated;
-              for (auto [row, out, sizes] :
-                   llvm::zip(body(ib, i), outs, outputRowSizes))
-                updated.push_back(insertRow(ib, row, out, i, sizes));
+              for (auto [row, out, sizes, oldRow] :
+                   llvm::zip(body(ib, i, old), outs, outputRowSizes, old))
+                // A seeded row goes back with the sizes it was read with
+                // (see parallelInsertRows).
+                updated.push_back(insertRow(
+                    ib, row, out, i,
+                    oldRow && isa<RankedTensorType>(oldRow.getType())
+                        ? tensor::getMixedSizes(ib, ib.getLoc(), oldRow)
+                        : sizes));
               scf::YieldOp::create(ib, updated);
             }));
         return llvm::to_vector_of<Value>(loop.getResults());
       }
-      return forallRows(b, n, outputs, body);
+      return forallRows(b, n, outputs, seeded, body);
     };
     if (!parallel)
       return build(false);
@@ -468,15 +668,16 @@ private:
     return chooseByWork(b, work, map.getResultTypes(), build);
   }
 
-  /// The dynamic inner sizes of the results, from the rows yielded for row 0
-  /// (0 when there are no rows).
+  /// The dynamic inner sizes of the results that are not `seeded`, from the
+  /// rows yielded for row 0 (0 when there are no rows).
   static SmallVector<Value> rowSizes(ImplicitLocOpBuilder &b, MapOp map,
-                                     Value n, IndexedBody body) {
+                                     Value n, ArrayRef<bool> seeded,
+                                     IndexedBody body) {
     SmallVector<std::pair<unsigned, unsigned>> wanted; // (result, dim)
     for (auto [r, t] : llvm::enumerate(map.getResultTypes()))
       for (auto [d, size] :
            llvm::enumerate(cast<RankedTensorType>(t).getShape().drop_front()))
-        if (ShapedType::isDynamic(size))
+        if (ShapedType::isDynamic(size) && !seeded[r])
           wanted.push_back({static_cast<unsigned>(r), static_cast<unsigned>(d)});
     if (wanted.empty())
       return {};
@@ -485,6 +686,7 @@ private:
     Value nonEmpty =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
     auto probe = scf::IfOp::create(b, indexTypes, nonEmpty, true, true);
+    probe->setAttr(kRowLoopAttr, b.getUnitAttr());
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(probe.thenBlock());
@@ -506,6 +708,8 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
 
   LogicalResult matchAndRewrite(ReduceOp reduce,
                                 PatternRewriter &rewriter) const override {
+    if (waitsForEnclosingSoac(reduce))
+      return rewriter.notifyMatchFailure(reduce, "lowered after its enclosing SOAC");
     ImplicitLocOpBuilder b(reduce.getLoc(), rewriter);
     RowReader rows(reduce.getInputs(), reduce);
     Value n = rows.size(b);
@@ -559,6 +763,8 @@ struct ScanToLoops : OpRewritePattern<ScanOp> {
 
   LogicalResult matchAndRewrite(ScanOp scan,
                                 PatternRewriter &rewriter) const override {
+    if (waitsForEnclosingSoac(scan))
+      return rewriter.notifyMatchFailure(scan, "lowered after its enclosing SOAC");
     ImplicitLocOpBuilder b(scan.getLoc(), rewriter);
     RowReader rows(scan.getInputs(), scan);
     Value n = rows.size(b);
@@ -739,6 +945,8 @@ struct ScatterToLoops : OpRewritePattern<ScatterOp> {
 
   LogicalResult matchAndRewrite(ScatterOp scatter,
                                 PatternRewriter &rewriter) const override {
+    if (waitsForEnclosingSoac(scatter))
+      return rewriter.notifyMatchFailure(scatter, "lowered after its enclosing SOAC");
     ImplicitLocOpBuilder b(scatter.getLoc(), rewriter);
     SmallVector<Value> read{scatter.getIndices(), scatter.getValues()};
     RowReader rows(read, scatter);
@@ -758,6 +966,8 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
 
   LogicalResult matchAndRewrite(ReduceByIndexOp histogram,
                                 PatternRewriter &rewriter) const override {
+    if (waitsForEnclosingSoac(histogram))
+      return rewriter.notifyMatchFailure(histogram, "lowered after its enclosing SOAC");
     ImplicitLocOpBuilder b(histogram.getLoc(), rewriter);
     SmallVector<Value> read{histogram.getIndices()};
     llvm::append_range(read, histogram.getValues());
@@ -781,11 +991,62 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
   }
 };
 
+/// A tensor.splat that runs per row of a SOAC (a neutral element of a fold
+/// in a body, say) becomes sequential loops filling a new tensor: left
+/// alone, it would bufferize to a linalg fill that becomes a parallel loop,
+/// entering a parallel region once per row.
+struct NestedSplatToLoops : OpRewritePattern<tensor::SplatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::SplatOp splat,
+                                PatternRewriter &rewriter) const override {
+    if (!isNestedInParallelOp(splat))
+      return rewriter.notifyMatchFailure(splat, "not per row");
+    ImplicitLocOpBuilder b(splat.getLoc(), rewriter);
+    RankedTensorType type = splat.getType();
+    SmallVector<OpFoldResult> sizes = getMixedValues(
+        type.getShape(), splat.getDynamicSizes(), b.getContext());
+    Value n = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes.front());
+    Value result;
+    if (type.getRank() == 1) {
+      result = tabulate(b, n, TypeRange{type}, /*parallel=*/false,
+                        [&](ImplicitLocOpBuilder &, Value) {
+                          return SmallVector<Value>{splat.getInput()};
+                        })
+                   .front();
+    } else {
+      // One splat row per row (itself lowered by this pattern).
+      auto rowType = RankedTensorType::get(type.getShape().drop_front(),
+                                           type.getElementType());
+      SmallVector<Value> rowDynamic;
+      for (auto [d, size] : llvm::enumerate(ArrayRef(sizes).drop_front()))
+        if (rowType.isDynamicDim(d))
+          rowDynamic.push_back(
+              getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
+      SmallVector<Value> dynamicInner(rowDynamic);
+      auto loop = markRowLoop(scf::ForOp::create(
+          b, indexConstant(b, 0), n, indexConstant(b, 1),
+          ValueRange{emptyTensor(b, type, n, dynamicInner)},
+          [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+            ImplicitLocOpBuilder ib(loc, nested);
+            Value row = tensor::SplatOp::create(ib, rowType, splat.getInput(),
+                                                rowDynamic);
+            scf::YieldOp::create(ib, insertRow(ib, row, outs.front(), i));
+          }));
+      result = loop.getResult(0);
+    }
+    rewriter.replaceOp(splat, result);
+    return success();
+  }
+};
+
 struct IotaToLoops : OpRewritePattern<IotaOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(IotaOp iota,
                                 PatternRewriter &rewriter) const override {
+    if (waitsForEnclosingSoac(iota))
+      return rewriter.notifyMatchFailure(iota, "lowered after its enclosing SOAC");
     ImplicitLocOpBuilder b(iota.getLoc(), rewriter);
     auto type = cast<RankedTensorType>(iota.getType());
     Value n = iota.getSize() ? iota.getSize()
@@ -873,7 +1134,11 @@ struct ConvertSoacToLoopsPass
 void soac::populateSoacToLoopsPatterns(RewritePatternSet &patterns,
                                        int64_t numChunks) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<MapToLoops, ScatterToLoops, ReduceByIndexToLoops, IotaToLoops>(
-      context);
+  // Maps are fused, and siblings merged, before any of them is lowered, so
+  // that a map read by several SOACs fuses into them instead of being
+  // materialized.
+  populateMapFusionPatterns(patterns, /*benefit=*/2);
+  patterns.add<MapToLoops, ScatterToLoops, ReduceByIndexToLoops, IotaToLoops,
+               NestedSplatToLoops>(context);
   patterns.add<ReduceToLoops, ScanToLoops>(context, numChunks);
 }

@@ -194,3 +194,125 @@ func.func @iota() -> tensor<8xi32> {
   %r = soac.iota : tensor<8xi32>
   return %r : tensor<8xi32>
 }
+
+// -----
+
+// Folding tensor rows with an elementwise operator: the two reduces over the
+// results of one map are merged, the map fuses into the merged reduce, and
+// each accumulator is updated in place (the operator's maps write into the
+// loop-carried tensor they read: no tensor.empty per row).
+// CHECK-LABEL: func.func @accumulate_rows_in_place
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
+// CHECK-NOT: tensor.empty
+// CHECK: scf.for %[[J:.*]] = {{.*}} iter_args(%[[O0:.*]] = %[[A0]], %[[O1:.*]] = %[[A1]])
+// CHECK-DAG: tensor.extract %[[O0]][%[[J]]]
+// CHECK-DAG: tensor.extract %[[O1]][%[[J]]]
+// CHECK-DAG: math.sin
+// CHECK-DAG: math.cos
+// CHECK: tensor.insert %{{.*}} into %[[O0]][%[[J]]]
+// CHECK: tensor.insert %{{.*}} into %[[O1]][%[[J]]]
+func.func @accumulate_rows_in_place(%x: tensor<?x?xf64>, %z0: tensor<?xf64>, %z1: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
+  %m:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64>, tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %a:2 = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+    ^bb0(%e: f64):
+      %s = math.sin %e : f64
+      %c = math.cos %e : f64
+      soac.yield %s, %c : f64, f64
+    }
+    soac.yield %a#0, %a#1 : tensor<?xf64>, tensor<?xf64>
+  }
+  %r0 = soac.reduce ins(%m#0 : tensor<?x?xf64>) init(%z0 : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>, %q: tensor<?xf64>):
+    %t = soac.map ins(%p, %q : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %w = arith.addf %u, %v : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  %r1 = soac.reduce ins(%m#1 : tensor<?x?xf64>) init(%z1 : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>, %q: tensor<?xf64>):
+    %t = soac.map ins(%p, %q : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %w = arith.addf %u, %v : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  return %r0, %r1 : tensor<?xf64>, tensor<?xf64>
+}
+
+// -----
+
+// A map's result may reuse an input's tensor only when it provably has the
+// input's shape: here each row becomes its sum (a row of another size), so
+// the result is a new tensor although the types are the same.
+// CHECK-LABEL: func.func @no_reuse_across_shapes
+// CHECK: tensor.empty
+func.func @no_reuse_across_shapes(%x: tensor<?x?xf64>, %z: f64) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.insert %z into %x[%c0, %c0] : tensor<?x?xf64>
+  %s = soac.map ins(%d : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %sum = soac.reduce ins(%row : tensor<?xf64>) init(%z : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %one = tensor.from_elements %sum : tensor<1xf64>
+    %cast = tensor.cast %one : tensor<1xf64> to tensor<?xf64>
+    soac.yield %cast : tensor<?xf64>
+  }
+  return %s : tensor<?x?xf64>
+}
+
+// -----
+
+// The same with rows of the input's shape: the result is computed in the
+// input's tensor.
+// CHECK-LABEL: func.func @reuse_same_shape
+// CHECK-NOT: tensor.empty
+// CHECK: return
+func.func @reuse_same_shape(%x: tensor<?x?xf64>, %z: f64) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.insert %z into %x[%c0, %c0] : tensor<?x?xf64>
+  %s = soac.map ins(%d : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %two = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%e: f64):
+      %t = arith.addf %e, %e : f64
+      soac.yield %t : f64
+    }
+    soac.yield %two : tensor<?xf64>
+  }
+  return %s : tensor<?x?xf64>
+}
+
+// -----
+
+// A map yielding a scalar row and a tensor row, whose scalar result reuses
+// an input's tensor: the scalar goes back with tensor.insert, the tensor row
+// into a new tensor.
+// CHECK-LABEL: func.func @mixed_rows_one_reused
+// CHECK: %[[V:.*]] = tensor.insert
+// CHECK: } else {
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[O:.*]] = %[[V]], %{{.*}} = %{{.*}})
+// CHECK: tensor.extract %[[O]][%[[I]]]
+// CHECK: tensor.insert %{{.*}} into %[[O]][%[[I]]]
+func.func @mixed_rows_one_reused(%x: tensor<?xf64>, %m: tensor<?x?xf64>, %z: f64) -> (tensor<?xf64>, tensor<?x?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = tensor.insert %z into %x[%c0] : tensor<?xf64>
+  %r:2 = soac.map ins(%v, %m : tensor<?xf64>, tensor<?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64> {
+  ^bb0(%e: f64, %row: tensor<?xf64>):
+    %t = arith.addf %e, %e : f64
+    %two = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%f: f64):
+      %u = arith.mulf %f, %e : f64
+      soac.yield %u : f64
+    }
+    soac.yield %t, %two : f64, tensor<?xf64>
+  }
+  return %r#0, %r#1 : tensor<?xf64>, tensor<?x?xf64>
+}

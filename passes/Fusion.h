@@ -1,0 +1,37 @@
+//===- Fusion.h - fusing soac.map ops at the SOAC level ---------*- C++ -*-===//
+//
+// A map with several consumers cannot be fused into any of them without
+// being computed more than once. When those consumers are SOACs of one kind
+// (maps, or reduces) reading its results row by row, they are merged into
+// one SOAC (horizontal fusion), into which the map then fuses (vertical
+// fusion: a map into the one map reading it, here; into other SOACs when
+// they are lowered, see fusableProducer). This is what lets `reduce (+)`
+// over each result of a multi-result map -- the per-point adjoint
+// contributions of a gradient -- become one loop accumulating all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_FUSION_H
+#define SOAC_PASSES_FUSION_H
+
+#include "dialect/SoacOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace soac {
+
+/// Whether `producer` will be fused by these patterns: the SOACs reading it
+/// will be merged, or the one map reading it will absorb it. A lowering must
+/// then leave `producer` alone until that has happened.
+bool waitsForMapFusion(MapOp producer);
+
+/// The patterns of soac-fuse-maps: sibling soac.map ops, and sibling
+/// soac.reduce ops, reading the same soac.map are merged; a soac.map read
+/// only by one soac.map is fused into it. `benefit` orders them before
+/// patterns that would lower the ops involved.
+void populateMapFusionPatterns(mlir::RewritePatternSet &patterns,
+                               mlir::PatternBenefit benefit = 1);
+
+} // namespace soac
+
+#endif // SOAC_PASSES_FUSION_H
