@@ -221,7 +221,16 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
     Fusion: a `soac.map` whose results are only read, row by row, by one
     SOAC in the same block is not materialized; its body is recomputed where
     the consumer reads a row. So `reduce (+) (map f xs)` is one pass over `xs`,
-    and chains of maps become one loop.
+    and chains of maps become one loop. The patterns of `soac-fuse-maps` run
+    first, so that a map read by several maps (or reduces) fuses into their
+    merged op instead of being materialized.
+
+    SOACs are lowered from the outside in: a nested SOAC is lowered once its
+    enclosing SOAC's body has been cloned into loops, where it may update a
+    loop-carried tensor in place. A map computes a result in the tensor of
+    an input of the same shape that only it reads (not an entry argument,
+    not a constant): the operator `map (+) acc row` of a reduce over tensor
+    rows adds into the accumulator instead of allocating a new one per row.
 
     ```mlir
     // before
