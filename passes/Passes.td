@@ -228,8 +228,7 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
     SOACs are lowered from the outside in: a nested SOAC is lowered once its
     enclosing SOAC's body has been cloned into loops, where it may update a
     loop-carried tensor in place. A map computes a result in the tensor of
-    an input of the same shape that only it reads (not an entry argument,
-    not a constant): the operator `map (+) acc row` of a reduce over tensor
+    a loop-carried input of the same shape that only it reads: the operator `map (+) acc row` of a reduce over tensor
     rows adds into the accumulator instead of allocating a new one per row.
 
     ```mlir

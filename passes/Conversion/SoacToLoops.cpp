@@ -446,17 +446,18 @@ Value rowWork(ImplicitLocOpBuilder &b, ValueRange tensors, Operation *consumer,
   return rowsOf ? timesElements(b, n, rowsOf, 1) : n;
 }
 
-/// Whether writing into `tensor` in place costs no copy once nothing else
-/// reads it: a tensor a loop carries (an accumulator, or the output of the
-/// loop computing its rows), the row of such an output being computed (see
-/// seededRows: the loop only writes it back), or one an op computed.
-/// Function arguments are read-only for entry points (writing them costs a
-/// copy), constants live in read-only memory, and the rows of an enclosing
-/// map's inputs are slices of tensors read elsewhere.
-bool isOwnTensor(Value tensor) {
+/// Whether `tensor` is one a loop carries and writes back: an accumulator
+/// or the output of a loop computing its rows (an scf.for or scf.forall
+/// block argument), or the row of such an output being computed (see
+/// seededRows: the loop only writes it back). Writing into it in place
+/// costs no copy once nothing else reads it. (Tensors ops computed would
+/// qualify too, but reusing them saves one allocation per call, not one per
+/// row, and enlarges what bufferization's in-place analysis must compare:
+/// twice the compile time of HAND's gradient.)
+bool isCarriedTensor(Value tensor) {
   if (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
     Value source = slice.getSource();
-    return isa<BlockArgument>(source) && isOwnTensor(source) &&
+    return isa<BlockArgument>(source) && isCarriedTensor(source) &&
            llvm::all_of(source.getUses(), [&](OpOperand &use) {
              Operation *user = use.getOwner();
              if (user == slice || isa<tensor::DimOp>(user))
@@ -468,9 +469,8 @@ bool isOwnTensor(Value tensor) {
              return false;
            });
   }
-  if (auto arg = dyn_cast<BlockArgument>(tensor))
-    return isa<scf::ForOp, scf::ForallOp>(arg.getOwner()->getParentOp());
-  return !matchPattern(tensor, m_Constant());
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  return arg && isa<scf::ForOp, scf::ForallOp>(arg.getOwner()->getParentOp());
 }
 
 /// Whether `map` is the one op reading the elements of `tensor` (others may
@@ -506,37 +506,24 @@ bool yieldsShapeOf(Block &body, unsigned r, unsigned p) {
 }
 
 /// For each result of `map`, the input whose tensor it is computed in, or -1
-/// for a new tensor: an input of the same shape that only this map reads, so
-/// that its row i is dead once row i of the result is computed from it.
+/// for a new tensor: a loop-carried input of the same shape that only this
+/// map reads, so that its row i is dead once row i of the result is computed
+/// from it.
 /// `acc' = map (+) acc row` in a fold then updates the accumulator in place
 /// instead of allocating and copying a new one per row.
 SmallVector<int> seedInputs(MapOp map) {
   SmallVector<int> seeds(map.getNumResults(), -1);
   SmallVector<bool> taken(map.getInputs().size(), false);
-  auto canSeed = [&](unsigned r, unsigned p) {
-    Value input = map.getInputs()[p];
-    Type type = map.getResultTypes()[r];
-    return !taken[p] && input.getType() == type && onlyReader(map, input) &&
-           !fusableProducer(input, map) && isOwnTensor(input) &&
-           (cast<RankedTensorType>(type).hasStaticShape() ||
-            yieldsShapeOf(map.getBody().front(), r, p));
-  };
-  // Loop-carried tensors first: the result then lands where the loop
-  // keeps it (an accumulator updated in place) instead of in a temporary
-  // that is copied there.
-  auto isCarried = [&](unsigned p) {
-    Value input = map.getInputs()[p];
-    if (auto slice = input.getDefiningOp<tensor::ExtractSliceOp>())
-      input = slice.getSource();
-    return isa<BlockArgument>(input);
-  };
-  for (bool carried : {true, false})
-    for (unsigned r = 0; r < map.getNumResults(); ++r)
-      for (unsigned p = 0; p < map.getInputs().size() && seeds[r] < 0; ++p)
-        if (isCarried(p) == carried && canSeed(r, p)) {
-          seeds[r] = static_cast<int>(p);
-          taken[p] = true;
-        }
+  for (auto [r, type] : llvm::enumerate(map.getResultTypes()))
+    for (auto [p, input] : llvm::enumerate(map.getInputs()))
+      if (!taken[p] && input.getType() == type && onlyReader(map, input) &&
+          !fusableProducer(input, map) && isCarriedTensor(input) &&
+          (cast<RankedTensorType>(type).hasStaticShape() ||
+           yieldsShapeOf(map.getBody().front(), r, p))) {
+        seeds[r] = static_cast<int>(p);
+        taken[p] = true;
+        break;
+      }
   return seeds;
 }
 

@@ -246,73 +246,88 @@ func.func @accumulate_rows_in_place(%x: tensor<?x?xf64>, %z0: tensor<?xf64>, %z1
 
 // -----
 
-// A map's result may reuse an input's tensor only when it provably has the
-// input's shape: here each row becomes its sum (a row of another size), so
-// the result is a new tensor although the types are the same.
+// A map's result may reuse a loop-carried input's tensor only when it
+// provably has the input's shape: here each row becomes its sum (a row of
+// another size), so the result is a new tensor although the types are the
+// same.
 // CHECK-LABEL: func.func @no_reuse_across_shapes
-// CHECK: tensor.empty
-func.func @no_reuse_across_shapes(%x: tensor<?x?xf64>, %z: f64) -> tensor<?x?xf64> {
+// CHECK: scf.for
+// CHECK: %[[E:.*]] = tensor.empty
+// CHECK: scf.forall {{.*}} shared_outs(%{{.*}} = %[[E]])
+func.func @no_reuse_across_shapes(%x: tensor<?x?xf64>, %z: f64, %n: index) -> tensor<?x?xf64> {
   %c0 = arith.constant 0 : index
-  %d = tensor.insert %z into %x[%c0, %c0] : tensor<?x?xf64>
-  %s = soac.map ins(%d : tensor<?x?xf64>) -> tensor<?x?xf64> {
-  ^bb0(%row: tensor<?xf64>):
-    %sum = soac.reduce ins(%row : tensor<?xf64>) init(%z : f64) -> f64 {
-    ^bb0(%a: f64, %b: f64):
-      %t = arith.addf %a, %b : f64
-      soac.yield %t : f64
+  %c1 = arith.constant 1 : index
+  %out = scf.for %i = %c0 to %n step %c1 iter_args(%d = %x) -> (tensor<?x?xf64>) {
+    %s = soac.map ins(%d : tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb0(%row: tensor<?xf64>):
+      %sum = soac.reduce ins(%row : tensor<?xf64>) init(%z : f64) -> f64 {
+      ^bb0(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %one = tensor.from_elements %sum : tensor<1xf64>
+      %cast = tensor.cast %one : tensor<1xf64> to tensor<?xf64>
+      soac.yield %cast : tensor<?xf64>
     }
-    %one = tensor.from_elements %sum : tensor<1xf64>
-    %cast = tensor.cast %one : tensor<1xf64> to tensor<?xf64>
-    soac.yield %cast : tensor<?xf64>
+    scf.yield %s : tensor<?x?xf64>
   }
-  return %s : tensor<?x?xf64>
+  return %out : tensor<?x?xf64>
 }
 
 // -----
 
 // The same with rows of the input's shape: the result is computed in the
-// input's tensor.
+// carried tensor (its rows read and written back in place).
 // CHECK-LABEL: func.func @reuse_same_shape
+// CHECK: scf.for %{{.*}} iter_args(%[[D:.*]] = %{{.*}})
 // CHECK-NOT: tensor.empty
-// CHECK: return
-func.func @reuse_same_shape(%x: tensor<?x?xf64>, %z: f64) -> tensor<?x?xf64> {
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[O:.*]] = %[[D]])
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[O]][%[[I]], 0]
+// CHECK: tensor.insert_slice %{{.*}} into %[[O]][%[[I]], 0]
+func.func @reuse_same_shape(%x: tensor<?x?xf64>, %n: index) -> tensor<?x?xf64> {
   %c0 = arith.constant 0 : index
-  %d = tensor.insert %z into %x[%c0, %c0] : tensor<?x?xf64>
-  %s = soac.map ins(%d : tensor<?x?xf64>) -> tensor<?x?xf64> {
-  ^bb0(%row: tensor<?xf64>):
-    %two = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
-    ^bb0(%e: f64):
-      %t = arith.addf %e, %e : f64
-      soac.yield %t : f64
+  %c1 = arith.constant 1 : index
+  %out = scf.for %i = %c0 to %n step %c1 iter_args(%d = %x) -> (tensor<?x?xf64>) {
+    %s = soac.map ins(%d : tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb0(%row: tensor<?xf64>):
+      %two = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+      ^bb0(%e: f64):
+        %t = arith.addf %e, %e : f64
+        soac.yield %t : f64
+      }
+      soac.yield %two : tensor<?xf64>
     }
-    soac.yield %two : tensor<?xf64>
+    scf.yield %s : tensor<?x?xf64>
   }
-  return %s : tensor<?x?xf64>
+  return %out : tensor<?x?xf64>
 }
 
 // -----
 
 // A map yielding a scalar row and a tensor row, whose scalar result reuses
-// an input's tensor: the scalar goes back with tensor.insert, the tensor row
-// into a new tensor.
+// the carried input's tensor: the scalar goes back with tensor.insert, the
+// tensor row into a new tensor.
 // CHECK-LABEL: func.func @mixed_rows_one_reused
-// CHECK: %[[V:.*]] = tensor.insert
+// CHECK: scf.for %{{.*}} iter_args(%[[V:.*]] = %{{.*}}, %{{.*}} = %{{.*}})
 // CHECK: } else {
 // CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[O:.*]] = %[[V]], %{{.*}} = %{{.*}})
 // CHECK: tensor.extract %[[O]][%[[I]]]
 // CHECK: tensor.insert %{{.*}} into %[[O]][%[[I]]]
-func.func @mixed_rows_one_reused(%x: tensor<?xf64>, %m: tensor<?x?xf64>, %z: f64) -> (tensor<?xf64>, tensor<?x?xf64>) {
+func.func @mixed_rows_one_reused(%x: tensor<?xf64>, %m: tensor<?x?xf64>, %n: index) -> (tensor<?xf64>, tensor<?x?xf64>) {
   %c0 = arith.constant 0 : index
-  %v = tensor.insert %z into %x[%c0] : tensor<?xf64>
-  %r:2 = soac.map ins(%v, %m : tensor<?xf64>, tensor<?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64> {
-  ^bb0(%e: f64, %row: tensor<?xf64>):
-    %t = arith.addf %e, %e : f64
-    %two = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
-    ^bb0(%f: f64):
-      %u = arith.mulf %f, %e : f64
-      soac.yield %u : f64
+  %c1 = arith.constant 1 : index
+  %out:2 = scf.for %i = %c0 to %n step %c1 iter_args(%v = %x, %w = %m) -> (tensor<?xf64>, tensor<?x?xf64>) {
+    %r:2 = soac.map ins(%v, %m : tensor<?xf64>, tensor<?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64> {
+    ^bb0(%e: f64, %row: tensor<?xf64>):
+      %t = arith.addf %e, %e : f64
+      %two = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+      ^bb0(%f: f64):
+        %u = arith.mulf %f, %e : f64
+        soac.yield %u : f64
+      }
+      soac.yield %t, %two : f64, tensor<?xf64>
     }
-    soac.yield %t, %two : f64, tensor<?xf64>
+    scf.yield %r#0, %r#1 : tensor<?xf64>, tensor<?x?xf64>
   }
-  return %r#0, %r#1 : tensor<?xf64>, tensor<?x?xf64>
+  return %out#0, %out#1 : tensor<?xf64>, tensor<?x?xf64>
 }
