@@ -1,7 +1,8 @@
 //===- SoacCanonicalize.cpp - simplifications of soac.map -----------------===//
 //
-// Derivatives produce maps with rows nobody reads and inputs read only for
-// their size; these patterns (part of canonicalize) shrink them.
+// Derivatives produce maps with rows nobody reads, inputs read only for
+// their size and the same row yielded twice; these patterns (part of
+// canonicalize) shrink them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,6 +101,32 @@ struct ForwardIdentityRows : OpRewritePattern<MapOp> {
   }
 };
 
+/// Two results yielding the same value are the same tensor: uses of the
+/// later one take the earlier (which then loses it as unused). Derivatives
+/// yield an index once per adjoint that reads it.
+struct MergeDuplicateResults : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    Operation *yield = map.getBody().front().getTerminator();
+    bool changed = false;
+    for (auto [later, value] : llvm::enumerate(yield->getOperands())) {
+      Value result = map.getResult(later);
+      if (result.use_empty())
+        continue;
+      for (unsigned earlier = 0; earlier < later; ++earlier)
+        if (yield->getOperand(earlier) == value &&
+            map.getResult(earlier).getType() == result.getType()) {
+          rewriter.replaceAllUsesWith(result, map.getResult(earlier));
+          changed = true;
+          break;
+        }
+    }
+    return success(changed);
+  }
+};
+
 /// An input read only for its size can be any tensor of the same outer
 /// size: take the one the producing map read, so that the producer may die.
 struct ReadSizeUpstream : OpRewritePattern<MapOp> {
@@ -127,6 +154,6 @@ struct ReadSizeUpstream : OpRewritePattern<MapOp> {
 
 void MapOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
-  patterns.add<DropUnusedMapOperands, ForwardIdentityRows, ReadSizeUpstream>(
-      context);
+  patterns.add<DropUnusedMapOperands, ForwardIdentityRows, ReadSizeUpstream,
+               MergeDuplicateResults>(context);
 }

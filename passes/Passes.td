@@ -63,7 +63,8 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
   let description = [{
     Applies the canonicalization patterns of the soac ops (and erases SOACs
     whose results are unused): a `soac.map` loses the results nobody reads and
-    the inputs its body never reads, a result that yields an input's row
+    the inputs its body never reads, a result yielding the same row as an
+    earlier one is replaced by it, a result that yields an input's row
     unchanged becomes that input, and an input read only for its size is taken
     from upstream so that its producer may die. Derivatives produce many of
     these; `canonicalize` includes the same patterns among all others.

@@ -50,6 +50,9 @@ void addDerivativeExpansion(OpPassManager &pm) {
   pm.addPass(soac::createSoacSimplify());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // CSE makes rows a map yields several times the same value: one result
+  // then serves every reader (one tensor, not one per adjoint reading it).
+  pm.addPass(createCanonicalizerPass());
 }
 
 /// Tensors -> buffers for functions whose SOACs are lowered; function

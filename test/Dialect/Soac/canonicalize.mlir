@@ -139,3 +139,18 @@ func.func @shrink_maps(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: f32) -> (tensor
   }
   return %m#0, %m#1, %rep : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
 }
+
+// A map yielding the same row twice has one result for both readers.
+// DCE-LABEL: func.func @same_row_twice
+// DCE: %[[M:.*]]:2 = soac.map
+// DCE: soac.yield %{{.*}}, %{{.*}} : f32, f32
+// DCE: return %[[M]]#0, %[[M]]#1, %[[M]]#0
+func.func @same_row_twice(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %m:3 = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32>, tensor<?xf32>, tensor<?xf32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    %l = math.log %a : f32
+    soac.yield %e, %l, %e : f32, f32, f32
+  }
+  return %m#0, %m#1, %m#2 : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}
