@@ -401,20 +401,12 @@ SmallVector<Value> forallRows(ImplicitLocOpBuilder &b, Value n,
 }
 
 /// Tensors `result[c] = body(c)` for c in [0, n) in parallel, whose rows have
-/// the types and sizes of `likeRows`.
+/// the types and sizes of `likeRows` (tensors, or scalars among them: the
+/// partial results of a reduce whose merged operands mix both).
 SmallVector<Value> tabulateTensorRows(ImplicitLocOpBuilder &b, Value n,
                                       ValueRange likeRows, IndexedBody body) {
-  SmallVector<Value> outputs = llvm::map_to_vector(likeRows, [&](Value row) {
-    auto rowType = cast<RankedTensorType>(row.getType());
-    SmallVector<int64_t> shape{ShapedType::kDynamic};
-    llvm::append_range(shape, rowType.getShape());
-    SmallVector<Value> inner;
-    for (int64_t d = 0; d < rowType.getRank(); ++d)
-      if (rowType.isDynamicDim(d))
-        inner.push_back(tensor::DimOp::create(b, row, d));
-    return emptyTensor(b, RankedTensorType::get(shape, rowType.getElementType()),
-                       n, inner);
-  });
+  SmallVector<Value> outputs = llvm::map_to_vector(
+      likeRows, [&](Value row) { return emptyRows(b, n, row); });
   SmallVector<bool> seeded(outputs.size(), false);
   return forallRows(b, n, outputs, seeded,
                     [&](ImplicitLocOpBuilder &ib, Value c, ArrayRef<Value>) {

@@ -159,6 +159,42 @@ func.func @column_sums(%m: tensor<?x3xf64>) -> tensor<3xf64> {
   }
   return %r : tensor<3xf64>
 }
+
+// two reduces over the results of one map, a scalar and a vector per row:
+// the lowering merges them into one reduce (mixed scalar and tensor
+// accumulators) that the map fuses into
+func.func @total_and_column_squares(%x: tensor<?x?xf64>, %zeros: tensor<?xf64>) -> (f64, tensor<?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %m:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %s = soac.reduce ins(%row : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %sq = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%e: f64):
+      %t = arith.mulf %e, %e : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s, %sq : f64, tensor<?xf64>
+  }
+  %total = soac.reduce ins(%m#0 : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  %columns = soac.reduce ins(%m#1 : tensor<?x?xf64>) init(%zeros : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: tensor<?xf64>, %b: tensor<?xf64>):
+    %t = soac.map ins(%a, %b : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %w = arith.addf %u, %v : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  return %total, %columns : f64, tensor<?xf64>
+}
 """
 
 
@@ -171,6 +207,8 @@ def test_reduces(n):
     check(LIBRARY, "sum", floats(n, dtype=np.float32))
     check(LIBRARY, "sum_of_squares", floats(n, dtype=np.float32))
     check(REDUCES, "column_sums", floats(n, 3))
+    # 20 columns: 1003 rows reach the parallel, chunked reduce
+    check(REDUCES, "total_and_column_squares", floats(n, 20), np.zeros(20))
 
 
 @pytest.mark.parametrize("chunks", [1, 3, 64])
