@@ -30,11 +30,14 @@ SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
                              [&](Value v) { return mapping.lookupOrDefault(v); });
 }
 
-/// Ops reading their operand tensors row by row, in order, at one index per
-/// iteration: a map producing such an operand can be fused into them.
-static bool readsRowsOf(Operation *consumer, OpOperand &use) {
-  if (isa<MapOp, ReduceOp, ScanOp>(consumer))
+bool readsRowsOf(Operation *consumer, OpOperand &use) {
+  if (isa<MapOp>(consumer))
     return true;
+  // The inputs of a reduce or scan, not their neutral elements.
+  if (auto reduce = dyn_cast<ReduceOp>(consumer))
+    return use.getOperandNumber() < reduce.getInputs().size();
+  if (auto scan = dyn_cast<ScanOp>(consumer))
+    return use.getOperandNumber() < scan.getInputs().size();
   if (auto scatter = dyn_cast<ScatterOp>(consumer))
     return use.get() != scatter.getDest();
   if (auto histogram = dyn_cast<ReduceByIndexOp>(consumer))

@@ -25,6 +25,12 @@ llvm::SmallVector<mlir::Value> inlineBody(mlir::ImplicitLocOpBuilder &b,
                                           mlir::ValueRange args,
                                           bool reassociate = false);
 
+/// Whether `consumer` reads operand `use` row by row, in order, at one index
+/// per iteration (a map producing it can be fused into `consumer`): any
+/// operand of a map, the inputs of a reduce or scan, the indices and values
+/// of a scatter or reduce_by_index.
+bool readsRowsOf(mlir::Operation *consumer, mlir::OpOperand &use);
+
 /// The map producing `tensor` if it can be fused into `consumer`: every use
 /// of every result of the map is a row-wise read by `consumer` (a SOAC reading
 /// that operand row by row, in order), in the same block, so fusion

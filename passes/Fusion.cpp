@@ -18,11 +18,9 @@ using namespace soac;
 
 namespace {
 
-/// Whether `use` is an operand `user` reads row by row: any of a map's, the
-/// inputs (not the neutral elements) of a reduce.
-bool readsRows(MapOp, OpOperand &) { return true; }
-bool readsRows(ReduceOp user, OpOperand &use) {
-  return use.getOperandNumber() < user.getInputs().size();
+template <typename OpT>
+SmallVector<Operation *> operationsOf(ArrayRef<OpT> ops) {
+  return llvm::map_to_vector(ops, [](OpT op) -> Operation * { return op; });
 }
 
 /// The ops of kind OpT that read the results of `producer`, in block order,
@@ -35,7 +33,7 @@ SmallVector<OpT> readersOf(MapOp producer) {
     for (OpOperand &use : result.getUses()) {
       auto user = dyn_cast<OpT>(use.getOwner());
       if (!user || user->getBlock() != producer->getBlock() ||
-          !readsRows(user, use))
+          !readsRowsOf(user, use))
         return {};
       if (!llvm::is_contained(siblings, user))
         siblings.push_back(user);
@@ -91,9 +89,8 @@ mergeableReaders(MapOp producer) {
   if constexpr (std::is_same_v<OpT, MapOp>)
     if (llvm::any_of(siblings, [](MapOp map) { return waitsForMapFusion(map); }))
       return failure();
-  SmallVector<Operation *> ops = llvm::map_to_vector(
-      siblings, [](OpT sibling) -> Operation * { return sibling; });
-  FailureOr<SmallVector<Operation *>> dependents = dependentsBetween(ops);
+  FailureOr<SmallVector<Operation *>> dependents =
+      dependentsBetween(operationsOf<OpT>(siblings));
   if (failed(dependents))
     return failure();
   return std::make_pair(siblings, *dependents);
@@ -131,12 +128,11 @@ SmallVector<Block *> bodiesOf(ArrayRef<Operation *> ops) {
 Operation *merge(PatternRewriter &rewriter, ArrayRef<MapOp> siblings) {
   SmallVector<Value> inputs;
   SmallVector<Type> types;
-  SmallVector<Operation *> ops;
   for (MapOp map : siblings) {
     llvm::append_range(inputs, map.getInputs());
     llvm::append_range(types, map.getResultTypes());
-    ops.push_back(map);
   }
+  SmallVector<Operation *> ops = operationsOf(siblings);
   Location loc = ops.front()->getLoc();
   auto merged = MapOp::create(rewriter, loc, types, inputs);
   Block &body = merged.getBody().emplaceBlock();
@@ -152,12 +148,11 @@ Operation *merge(PatternRewriter &rewriter, ArrayRef<MapOp> siblings) {
 /// sibling's operator (so it stays associative).
 Operation *merge(PatternRewriter &rewriter, ArrayRef<ReduceOp> siblings) {
   SmallVector<Value> inputs, inits;
-  SmallVector<Operation *> ops;
   for (ReduceOp reduce : siblings) {
     llvm::append_range(inputs, reduce.getInputs());
     llvm::append_range(inits, reduce.getInits());
-    ops.push_back(reduce);
   }
+  SmallVector<Operation *> ops = operationsOf(siblings);
   Location loc = ops.front()->getLoc();
   auto merged = ReduceOp::create(rewriter, loc, TypeRange(ValueRange(inits)),
                                  inputs, inits);
@@ -249,8 +244,7 @@ struct MergeSiblings : OpRewritePattern<OpT> {
       if (failed(mergeable))
         continue;
       auto &[siblings, dependents] = *mergeable;
-      SmallVector<Operation *> ops = llvm::map_to_vector(
-          siblings, [](OpT sibling) -> Operation * { return sibling; });
+      SmallVector<Operation *> ops = operationsOf<OpT>(siblings);
       // The merged op takes the last sibling's place: every operand is
       // defined by then, and what read the earlier siblings' results moves
       // after it.

@@ -549,7 +549,7 @@ struct MapToLoops : OpRewritePattern<MapOp> {
         [](Type t) { return t; });
     SmallVector<Value> results;
     if (!allScalar(rowTypes)) {
-      results = tabulateRows(b, map, n, parallel, seeds, body);
+      results = tabulateRows(b, map, n, parallel, seeds, seeded, body);
     } else {
       auto outputs = [&] {
         return llvm::map_to_vector(
@@ -578,9 +578,9 @@ private:
   /// once on row 0 (rows are regular), then each row is inserted whole.
   static SmallVector<Value> tabulateRows(ImplicitLocOpBuilder &b, MapOp map,
                                          Value n, bool parallel,
-                                         ArrayRef<int> seeds, SeededBody body) {
-    SmallVector<bool> seeded =
-        llvm::map_to_vector(seeds, [](int p) { return p >= 0; });
+                                         ArrayRef<int> seeds,
+                                         ArrayRef<bool> seeded,
+                                         SeededBody body) {
     // The probe reads every row from the inputs: nothing is written yet.
     SmallVector<Value> noOldRows(seeds.size());
     SmallVector<Value> innerSizes =
@@ -1002,10 +1002,9 @@ struct NestedSplatToLoops : OpRewritePattern<tensor::SplatOp> {
         if (rowType.isDynamicDim(d))
           rowDynamic.push_back(
               getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
-      SmallVector<Value> dynamicInner(rowDynamic);
       auto loop = markRowLoop(scf::ForOp::create(
           b, indexConstant(b, 0), n, indexConstant(b, 1),
-          ValueRange{emptyTensor(b, type, n, dynamicInner)},
+          ValueRange{emptyTensor(b, type, n, rowDynamic)},
           [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
             ImplicitLocOpBuilder ib(loc, nested);
             Value row = tensor::SplatOp::create(ib, rowType, splat.getInput(),
