@@ -4,6 +4,8 @@
 #include "passes/Bodies.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -23,25 +25,34 @@ SmallVector<Operation *> operationsOf(ArrayRef<OpT> ops) {
   return llvm::map_to_vector(ops, [](OpT op) -> Operation * { return op; });
 }
 
+/// The ops reading the results of `producer`, in block order, when all of
+/// its uses are row-wise reads by ops in its block; empty otherwise.
+SmallVector<Operation *> rowReadersOf(MapOp producer) {
+  SmallVector<Operation *> readers;
+  for (Value result : producer.getResults())
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != producer->getBlock() || !readsRowsOf(user, use))
+        return {};
+      if (!llvm::is_contained(readers, user))
+        readers.push_back(user);
+    }
+  llvm::sort(readers, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return readers;
+}
+
 /// The ops of kind OpT that read the results of `producer`, in block order,
 /// when all of its uses are row-wise reads by such ops in its block and
 /// there are several of them; empty otherwise.
 template <typename OpT>
 SmallVector<OpT> readersOf(MapOp producer) {
-  SmallVector<OpT> siblings;
-  for (Value result : producer.getResults())
-    for (OpOperand &use : result.getUses()) {
-      auto user = dyn_cast<OpT>(use.getOwner());
-      if (!user || user->getBlock() != producer->getBlock() ||
-          !readsRowsOf(user, use))
-        return {};
-      if (!llvm::is_contained(siblings, user))
-        siblings.push_back(user);
-    }
-  if (siblings.size() < 2)
+  SmallVector<Operation *> readers = rowReadersOf(producer);
+  if (readers.size() < 2 ||
+      !llvm::all_of(readers, [](Operation *op) { return isa<OpT>(op); }))
     return {};
-  llvm::sort(siblings, [](OpT a, OpT b) { return a->isBeforeInBlock(b); });
-  return siblings;
+  return llvm::map_to_vector(readers, [](Operation *op) { return cast<OpT>(op); });
 }
 
 /// The ops between the first and the last sibling that use a sibling's
@@ -94,6 +105,43 @@ mergeableReaders(MapOp producer) {
   if (failed(dependents))
     return failure();
   return std::make_pair(siblings, *dependents);
+}
+
+/// Arithmetic ops per element up to which a map is recomputed by each of its
+/// readers rather than materialized: a few flops cost less than writing its
+/// rows and reading them back.
+constexpr int64_t kMaxRecomputedOps = 8;
+
+/// Whether the body of `map` (nested maps included) only reads elements,
+/// splats and does at most kMaxRecomputedOps arithmetic ops: no math
+/// functions, no other SOACs.
+bool cheapToRecompute(MapOp map) {
+  int64_t arithmetic = 0;
+  WalkResult walk = map.getBody().walk([&](Operation *op) {
+    if (isa<MapOp, YieldOp, tensor::DimOp, tensor::SplatOp, tensor::ExtractOp>(
+            op))
+      return WalkResult::advance();
+    if (isa<arith::ArithDialect>(op->getDialect()) &&
+        ++arithmetic <= kMaxRecomputedOps)
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// The readers of `producer` that each get their own copy of it, in block
+/// order: SOACs of different kinds (readers of one kind are merged instead)
+/// reading a cheap map without side effects. Each copy then fuses into its
+/// reader, so no row of `producer` is stored. Empty when that does not
+/// apply.
+SmallVector<Operation *> recomputingReaders(MapOp producer) {
+  SmallVector<Operation *> readers = rowReadersOf(producer);
+  if (readers.size() < 2 ||
+      llvm::all_of(readers, [](Operation *op) { return isa<MapOp>(op); }) ||
+      llvm::all_of(readers, [](Operation *op) { return isa<ReduceOp>(op); }) ||
+      !isMemoryEffectFree(producer) || !cheapToRecompute(producer))
+    return {};
+  return readers;
 }
 
 /// Appends to `body` one argument per argument of `old` in [from, to), mapped.
@@ -230,6 +278,67 @@ struct FuseIntoMap : OpRewritePattern<MapOp> {
   }
 };
 
+/// A copy of `map` computing only the results marked in `keep`.
+MapOp copyWithResults(PatternRewriter &rewriter, MapOp map,
+                      ArrayRef<bool> keep) {
+  SmallVector<Type> types;
+  for (auto [type, kept] : llvm::zip(map.getResultTypes(), keep))
+    if (kept)
+      types.push_back(type);
+  auto copy = MapOp::create(rewriter, map.getLoc(), types, map.getInputs());
+  Block &old = map.getBody().front();
+  Block &body = copy.getBody().emplaceBlock();
+  IRMapping mapping;
+  addArguments(body, old, 0, old.getNumArguments(), mapping);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(&body);
+  for (Operation &op : old.without_terminator())
+    rewriter.clone(op, mapping);
+  SmallVector<Value> yielded;
+  for (auto [value, kept] : llvm::zip(old.getTerminator()->getOperands(), keep))
+    if (kept)
+      yielded.push_back(mapping.lookupOrDefault(value));
+  YieldOp::create(rewriter, map.getLoc(), yielded);
+  return copy;
+}
+
+/// A cheap map read by SOACs of different kinds is copied once per reader
+/// (each copy computing the results that reader reads), so that every copy
+/// fuses into its reader. Rooted at the readers, so that this happens before
+/// any of them is lowered.
+template <typename OpT>
+struct RecomputeForReaders : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    for (Value operand : op->getOperands()) {
+      auto producer = operand.template getDefiningOp<MapOp>();
+      if (!producer)
+        continue;
+      SmallVector<Operation *> readers = recomputingReaders(producer);
+      if (readers.empty())
+        continue;
+      rewriter.setInsertionPoint(producer);
+      for (Operation *reader : readers) {
+        SmallVector<bool> read = llvm::map_to_vector(
+            producer.getResults(),
+            [&](Value r) { return llvm::is_contained(r.getUsers(), reader); });
+        MapOp copy = copyWithResults(rewriter, producer, read);
+        auto next = copy.getResults().begin();
+        for (auto [result, kept] : llvm::zip(producer.getResults(), read))
+          if (kept)
+            rewriter.replaceUsesWithIf(result, *next++, [&](OpOperand &use) {
+              return use.getOwner() == reader;
+            });
+      }
+      rewriter.eraseOp(producer);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "reads no map to recompute");
+  }
+};
+
 template <typename OpT>
 struct MergeSiblings : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
@@ -282,11 +391,15 @@ struct SoacFuseMapsPass : soac::impl::SoacFuseMapsBase<SoacFuseMapsPass> {
 bool soac::waitsForMapFusion(MapOp producer) {
   return consumerMapOf(producer) ||
          succeeded(mergeableReaders<MapOp>(producer)) ||
-         succeeded(mergeableReaders<ReduceOp>(producer));
+         succeeded(mergeableReaders<ReduceOp>(producer)) ||
+         !recomputingReaders(producer).empty();
 }
 
 void soac::populateMapFusionPatterns(RewritePatternSet &patterns,
                                      PatternBenefit benefit) {
-  patterns.add<MergeSiblings<MapOp>, MergeSiblings<ReduceOp>, FuseIntoMap>(
-      patterns.getContext(), benefit);
+  patterns.add<MergeSiblings<MapOp>, MergeSiblings<ReduceOp>, FuseIntoMap,
+               RecomputeForReaders<MapOp>, RecomputeForReaders<ReduceOp>,
+               RecomputeForReaders<ScanOp>, RecomputeForReaders<ScatterOp>,
+               RecomputeForReaders<ReduceByIndexOp>>(patterns.getContext(),
+                                                     benefit);
 }

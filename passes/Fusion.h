@@ -8,6 +8,7 @@
 // they are lowered, see fusableProducer). This is what lets `reduce (+)`
 // over each result of a multi-result map -- the per-point adjoint
 // contributions of a gradient -- become one loop accumulating all of them.
+// A cheap map read by SOACs of different kinds is copied per reader instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,13 +22,15 @@
 namespace soac {
 
 /// Whether `producer` will be fused by these patterns: the SOACs reading it
-/// will be merged, or the one map reading it will absorb it. A lowering must
+/// will be merged, the one map reading it will absorb it, or it will be
+/// copied per reader. A lowering must
 /// then leave `producer` alone until that has happened.
 bool waitsForMapFusion(MapOp producer);
 
 /// The patterns of soac-fuse-maps: sibling soac.map ops, and sibling
 /// soac.reduce ops, reading the same soac.map are merged; a soac.map read
-/// only by one soac.map is fused into it. `benefit` orders them before
+/// only by one soac.map is fused into it; a cheap soac.map read by SOACs of
+/// different kinds is copied per reader. `benefit` orders them before
 /// patterns that would lower the ops involved.
 void populateMapFusionPatterns(mlir::RewritePatternSet &patterns,
                                mlir::PatternBenefit benefit = 1);

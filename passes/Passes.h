@@ -25,10 +25,9 @@ namespace soac {
 #include "passes/Passes.h.inc"
 
 /// Patterns lowering soac ops on tensors to linalg, scf and tensor ops (the
-/// patterns of convert-soac-to-loops). `numChunks`: parallel chunks of a
-/// top-level reduce or scan.
+/// patterns of convert-soac-to-loops), with that pass's options.
 void populateSoacToLoopsPatterns(mlir::RewritePatternSet &patterns,
-                                 int64_t numChunks);
+                                 const ConvertSoacToLoopsOptions &options);
 
 /// Registers the external models the passes rely on: the derivative rules of
 /// upstream ops, memory effects of gpu.launch_func and gpu.barrier.

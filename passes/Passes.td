@@ -80,7 +80,7 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
 }
 
 def SoacFuseMaps : Pass<"soac-fuse-maps", "mlir::ModuleOp"> {
-  let summary = "Fuse maps into the one map reading them, and merge the maps, or the reduces, that read the same map";
+  let summary = "Fuse maps into the one map reading them, merge the maps, or the reduces, that read the same map, and copy cheap maps per reader";
   let description = [{
     A `soac.map` read by several SOACs cannot be fused into one of them
     without being computed once per consumer, so the lowering would
@@ -92,6 +92,11 @@ def SoacFuseMaps : Pass<"soac-fuse-maps", "mlir::ModuleOp"> {
     the merge is skipped when such an op has side effects. A `soac.map` read
     only by one `soac.map` becomes part of it (vertical fusion): its inputs
     become the consumer's and its body runs first in the consumer's body.
+    A cheap map (at most 8 arithmetic ops per element: no math functions, no
+    nested reductions) read by SOACs of different kinds, which cannot merge,
+    is copied once per reader, each copy computing only what its reader
+    reads, so that every copy fuses: recomputing a few flops costs less than
+    storing the rows and reading them back.
 
     Together these turn the reverse sweep of a map over points (one
     per-point contribution to the adjoint of each array every point reads,
@@ -208,7 +213,13 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
       `tensor.parallel_insert_slice`.
     - `soac.reduce` with scalar operands splits the input into `num-chunks`
       contiguous chunks folded in parallel (a `linalg.generic` over chunks
-      around an `scf.for`), then folds the chunk results in order.
+      around an `scf.for`), then folds the chunk results in order. With
+      tensor accumulators, every chunk starts from a copy of the neutral
+      elements, so there are at most as many chunks as threads.
+    - Each parallel form is chosen at run time, when there is enough work
+      (16384 elements) and more than one thread (`omp_get_max_threads`, which
+      the pass declares); otherwise a sequential loop runs. With
+      `openmp=false`, only sequential loops are emitted.
     - `soac.scan` with scalar operands: chunk totals in parallel, an exclusive
       scan of the totals, then each chunk rescanned from its offset in
       parallel (an `scf.forall`).
@@ -221,10 +232,13 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
 
     Fusion: a `soac.map` whose results are only read, row by row, by one
     SOAC in the same block is not materialized; its body is recomputed where
-    the consumer reads a row. So `reduce (+) (map f xs)` is one pass over `xs`,
-    and chains of maps become one loop. The patterns of `soac-fuse-maps` run
-    first, so that a map read by several maps (or reduces) fuses into their
-    merged op instead of being materialized.
+    the consumer reads a row. So `reduce (+) (map f xs)` is one pass over
+    `xs`, and chains of maps become one loop. The patterns of
+    `soac-fuse-maps` run first, so that a map read by several maps (or
+    reduces) fuses into their merged op instead of being materialized. A map
+    that becomes a sequential loop (per row of an enclosing SOAC) also folds
+    a `soac.reduce` that alone reads some of its results (a redomap with map
+    outputs): those rows are not stored.
 
     SOACs are lowered from the outside in: a nested SOAC is lowered once its
     enclosing SOAC's body has been cloned into loops, where it may update a
@@ -246,10 +260,13 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"numChunks", "num-chunks", "int64_t", /*default=*/"64",
-           "Number of chunks a top-level reduce or scan is split into for parallel execution">,
+           "Number of chunks a top-level reduce or scan is split into for parallel execution (a reduce with tensor accumulators: at most one per thread)">,
+    Option<"openmp", "openmp", "bool", /*default=*/"true",
+           "Parallel loops run on OpenMP threads: each is chosen at run time only when omp_get_max_threads() is above 1. false: sequential loops only, for code that runs without an OpenMP runtime">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
   ];

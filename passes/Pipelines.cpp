@@ -128,6 +128,7 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   // soac -> loops on tensors.
   soac::ConvertSoacToLoopsOptions loops;
   loops.numChunks = options.numChunks;
+  loops.openmp = options.openmp;
   pm.addPass(soac::createConvertSoacToLoops(loops));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

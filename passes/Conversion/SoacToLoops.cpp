@@ -14,10 +14,13 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace soac {
 #define GEN_PASS_DEF_CONVERTSOACTOLOOPS
@@ -215,13 +218,33 @@ SmallVector<Value> seededRows(ImplicitLocOpBuilder &b, ValueRange outputs,
 /// runs instead. Sizes are dynamic, so the choice is made at run time.
 constexpr int64_t kMinParallelWork = 1 << 14;
 
+/// The OpenMP runtime's thread count (what soac.set_num_threads sets),
+/// declared in the module by the pass once a pattern has called it.
+constexpr StringLiteral kMaxThreadsFunction = "omp_get_max_threads";
+
+/// The number of threads parallel loops will run on, as an index.
+Value maxThreads(ImplicitLocOpBuilder &b) {
+  auto call = func::CallOp::create(b, kMaxThreadsFunction, b.getI32Type(),
+                                   ValueRange{});
+  return arith::IndexCastOp::create(b, b.getIndexType(), call.getResult(0));
+}
+
 /// An scf.if running `build(parallel = true)` when `work` (elements) reaches
-/// kMinParallelWork, else `build(parallel = false)`.
+/// kMinParallelWork and there is more than one thread, else
+/// `build(parallel = false)`: on one thread the parallel forms would only
+/// add their costs (chunk partials, an OpenMP region per loop). Without
+/// OpenMP, only `build(false)`.
 SmallVector<Value>
-chooseByWork(ImplicitLocOpBuilder &b, Value work, TypeRange types,
+chooseByWork(ImplicitLocOpBuilder &b, const ConvertSoacToLoopsOptions &options, Value work,
+             TypeRange types,
              function_ref<SmallVector<Value>(bool parallel)> build) {
-  Value enough = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, work,
-                                       indexConstant(b, kMinParallelWork));
+  if (!options.openmp)
+    return build(false);
+  Value enoughWork = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::uge, work, indexConstant(b, kMinParallelWork));
+  Value threads = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                        maxThreads(b), indexConstant(b, 1));
+  Value enough = arith::AndIOp::create(b, enoughWork, threads);
   auto choice = scf::IfOp::create(b, types, enough, true, true);
   for (auto [block, parallel] :
        {std::pair{choice.thenBlock(), true}, {choice.elseBlock(), false}}) {
@@ -333,12 +356,61 @@ bool allScalar(TypeRange types) {
   return llvm::none_of(types, llvm::IsaPred<RankedTensorType>);
 }
 
+/// Replaces the results of `op` (a null replacement: a result nobody reads
+/// any more), erases it and the maps fused into it.
 void replaceAndEraseFused(PatternRewriter &rewriter, Operation *op,
                           ValueRange replacements, const RowReader &rows) {
   SmallVector<MapOp> fused = rows.fusedMaps();
-  rewriter.replaceOp(op, replacements);
+  for (auto [result, replacement] : llvm::zip(op->getResults(), replacements))
+    if (replacement)
+      rewriter.replaceAllUsesWith(result, replacement);
+  rewriter.eraseOp(op);
   for (MapOp map : fused) // producers before their own producers
     rewriter.eraseOp(map);
+}
+
+/// Whether `reduce` reads only rows of results of `map` that nothing else
+/// reads, and its neutral elements and the values its operator captures
+/// are defined before `map`: it can then run as part of map's loop.
+bool foldsOnlyRowsOf(ReduceOp reduce, MapOp map) {
+  for (Value input : reduce.getInputs()) {
+    if (input.getDefiningOp() != map.getOperation())
+      return false;
+    for (OpOperand &use : input.getUses())
+      if (use.getOwner() != reduce.getOperation() ||
+          !readsRowsOf(reduce, use))
+        return false;
+  }
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(reduce.getBody(), captured);
+  captured.insert(reduce.getInits().begin(), reduce.getInits().end());
+  DominanceInfo dominance;
+  return llvm::all_of(captured, [&](Value value) {
+    return dominance.properlyDominates(value, map);
+  });
+}
+
+/// A reduce, in the block of a map lowered to a sequential loop, that folds
+/// rows of map's results nothing else reads while map's other results are
+/// read elsewhere (else the map fuses into the reduce). The map's loop also
+/// folds the reduce (Futhark's redomap with map outputs), so the rows it
+/// folds are never stored. Null when there is none.
+ReduceOp foldedReduce(MapOp map) {
+  if (!isNestedInParallelOp(map) || waitsForFusion(map))
+    return nullptr;
+  for (Operation *user : map->getUsers()) {
+    auto reduce = dyn_cast<ReduceOp>(user);
+    if (reduce && reduce->getBlock() == map->getBlock() &&
+        foldsOnlyRowsOf(reduce, map))
+      return reduce;
+  }
+  return nullptr;
+}
+
+/// Whether `reduce` is folded in the loop of the map it reads (foldedReduce).
+bool foldedWithItsMap(ReduceOp reduce) {
+  auto map = reduce.getInputs().front().getDefiningOp<MapOp>();
+  return map && foldedReduce(map) == reduce;
 }
 
 //===----------------------------------------------------------------------===//
@@ -520,7 +592,8 @@ SmallVector<int> seedInputs(MapOp map) {
 }
 
 struct MapToLoops : OpRewritePattern<MapOp> {
-  using OpRewritePattern::OpRewritePattern;
+  MapToLoops(MLIRContext *context, const ConvertSoacToLoopsOptions &options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
@@ -533,6 +606,15 @@ struct MapToLoops : OpRewritePattern<MapOp> {
     Value n = rows.size(b);
     bool parallel = !isNestedInParallelOp(map);
     SmallVector<int> seeds = seedInputs(map);
+    // The rows a reduce folded in this loop reads are not stored.
+    ReduceOp folded = foldedReduce(map);
+    SmallVector<bool> reduced(map.getNumResults(), false);
+    if (folded)
+      for (Value input : folded.getInputs()) {
+        unsigned r = cast<OpResult>(input).getResultNumber();
+        reduced[r] = true;
+        seeds[r] = -1;
+      }
     SmallVector<bool> seeded =
         llvm::map_to_vector(seeds, [](int p) { return p >= 0; });
     // A seeded input's row is read from the output it seeds, before the
@@ -547,9 +629,10 @@ struct MapToLoops : OpRewritePattern<MapOp> {
     SmallVector<Type> rowTypes = llvm::map_to_vector(
         map.getBody().front().getTerminator()->getOperandTypes(),
         [](Type t) { return t; });
-    SmallVector<Value> results;
-    if (!allScalar(rowTypes)) {
-      results = tabulateRows(b, map, n, parallel, seeds, seeded, body);
+    SmallVector<Value> results, foldedResults;
+    if (folded || !allScalar(rowTypes)) {
+      results = tabulateRows(b, map, n, parallel, seeds, seeded, body,
+                             options, folded, reduced, foldedResults);
     } else {
       auto outputs = [&] {
         return llvm::map_to_vector(
@@ -563,12 +646,14 @@ struct MapToLoops : OpRewritePattern<MapOp> {
       if (!parallel)
         results = tabulateInto(b, n, outputs(), seeded, false, body);
       else
-        results = chooseByWork(b, rowWork(b, map.getInputs(), map, n),
+        results = chooseByWork(b, options, rowWork(b, map.getInputs(), map, n),
                                map.getResultTypes(), [&](bool enough) {
                                  return tabulateInto(b, n, outputs(), seeded,
                                                      enough, body);
                                });
     }
+    if (folded)
+      rewriter.replaceOp(folded, foldedResults);
     replaceAndEraseFused(rewriter, map, results, rows);
     return success();
   }
@@ -576,15 +661,22 @@ struct MapToLoops : OpRewritePattern<MapOp> {
 private:
   /// A map with tensor rows: the dynamic row sizes come from running the body
   /// once on row 0 (rows are regular), then each row is inserted whole.
-  static SmallVector<Value> tabulateRows(ImplicitLocOpBuilder &b, MapOp map,
-                                         Value n, bool parallel,
-                                         ArrayRef<int> seeds,
-                                         ArrayRef<bool> seeded,
-                                         SeededBody body) {
+  /// The `reduced` results are not stored: their rows are folded by
+  /// `folded` (see foldedReduce) in the sequential loop, whose results go to
+  /// `foldedResults`; those results of the map are null.
+  static SmallVector<Value>
+  tabulateRows(ImplicitLocOpBuilder &b, MapOp map, Value n, bool parallel,
+               ArrayRef<int> seeds, ArrayRef<bool> seeded, SeededBody body,
+               const ConvertSoacToLoopsOptions &options, ReduceOp folded,
+               ArrayRef<bool> reduced, SmallVector<Value> &foldedResults) {
     // The probe reads every row from the inputs: nothing is written yet.
     SmallVector<Value> noOldRows(seeds.size());
+    SmallVector<bool> unsized = llvm::map_to_vector(
+        llvm::zip(seeded, reduced), [](auto sr) {
+          return std::get<0>(sr) || std::get<1>(sr);
+        });
     SmallVector<Value> innerSizes =
-        rowSizes(b, map, n, seeded, [&](ImplicitLocOpBuilder &ib, Value i) {
+        rowSizes(b, map, n, unsized, [&](ImplicitLocOpBuilder &ib, Value i) {
           return body(ib, i, noOldRows);
         });
     SmallVector<Value> outputs;
@@ -594,6 +686,11 @@ private:
     size_t used = 0;
     for (auto [r, t] : llvm::enumerate(map.getResultTypes())) {
       auto type = cast<RankedTensorType>(t);
+      if (reduced[r]) {
+        outputs.push_back(Value());
+        outputRowSizes.emplace_back();
+        continue;
+      }
       if (seeded[r]) {
         Value input = map.getInputs()[seeds[r]];
         outputs.push_back(input);
@@ -617,24 +714,51 @@ private:
     }
     auto build = [&](bool inParallel) -> SmallVector<Value> {
       if (!inParallel) {
+        // Carried: the stored outputs, then the folded reduce's accumulators.
+        SmallVector<Value> carried(llvm::make_filter_range(
+            outputs, [](Value out) { return static_cast<bool>(out); }));
+        size_t stored = carried.size();
+        if (folded)
+          llvm::append_range(carried, folded.getInits());
         auto loop = markRowLoop(scf::ForOp::create(
-            b, indexConstant(b, 0), n, indexConstant(b, 1), outputs,
-            [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+            b, indexConstant(b, 0), n, indexConstant(b, 1), carried,
+            [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
               ImplicitLocOpBuilder ib(loc, nested);
+              SmallVector<Value> outs;
+              auto next = state.begin();
+              for (Value out : outputs)
+                outs.push_back(out ? *next++ : Value());
               SmallVector<Value> old = seededRows(ib, outs, seeded, i);
+              SmallVector<Value> rows = body(ib, i, old);
               SmallVector<Value> updated;
-              for (auto [row, out, sizes, oldRow] :
-                   llvm::zip(body(ib, i, old), outs, outputRowSizes, old))
+              for (auto [r, row] : llvm::enumerate(rows)) {
+                if (reduced[r])
+                  continue;
                 // A seeded row goes back with the sizes it was read with
                 // (see parallelInsertRows).
+                Value oldRow = old[r];
                 updated.push_back(insertRow(
-                    ib, row, out, i,
+                    ib, row, outs[r], i,
                     oldRow && isa<RankedTensorType>(oldRow.getType())
                         ? tensor::getMixedSizes(ib, ib.getLoc(), oldRow)
-                        : sizes));
+                        : outputRowSizes[r]));
+              }
+              if (folded) {
+                SmallVector<Value> args(state.drop_front(stored));
+                for (Value input : folded.getInputs())
+                  args.push_back(rows[cast<OpResult>(input).getResultNumber()]);
+                llvm::append_range(updated,
+                                   inlineBody(ib, folded.getBody(), args,
+                                              /*reassociate=*/true));
+              }
               scf::YieldOp::create(ib, updated);
             }));
-        return llvm::to_vector_of<Value>(loop.getResults());
+        SmallVector<Value> results;
+        auto next = loop.getResults().begin();
+        for (Value out : outputs)
+          results.push_back(out ? Value(*next++) : Value());
+        foldedResults.assign(next, loop.getResults().end());
+        return results;
       }
       return forallRows(b, n, outputs, seeded, body);
     };
@@ -644,19 +768,19 @@ private:
     Value work =
         arith::MaxUIOp::create(b, timesElements(b, n, outputs.front(), 1),
                                rowWork(b, map.getInputs(), map, n));
-    return chooseByWork(b, work, map.getResultTypes(), build);
+    return chooseByWork(b, options, work, map.getResultTypes(), build);
   }
 
-  /// The dynamic inner sizes of the results that are not `seeded`, from the
-  /// rows yielded for row 0 (0 when there are no rows).
+  /// The dynamic inner sizes of the results that are not `unsized`, from
+  /// the rows yielded for row 0 (0 when there are no rows).
   static SmallVector<Value> rowSizes(ImplicitLocOpBuilder &b, MapOp map,
-                                     Value n, ArrayRef<bool> seeded,
+                                     Value n, ArrayRef<bool> unsized,
                                      IndexedBody body) {
     SmallVector<std::pair<unsigned, unsigned>> wanted; // (result, dim)
     for (auto [r, t] : llvm::enumerate(map.getResultTypes()))
       for (auto [d, size] :
            llvm::enumerate(cast<RankedTensorType>(t).getShape().drop_front()))
-        if (ShapedType::isDynamic(size) && !seeded[r])
+        if (ShapedType::isDynamic(size) && !unsized[r])
           wanted.push_back({static_cast<unsigned>(r), static_cast<unsigned>(d)});
     if (wanted.empty())
       return {};
@@ -679,16 +803,20 @@ private:
     }
     return llvm::to_vector_of<Value>(probe.getResults());
   }
+
+  ConvertSoacToLoopsOptions options;
 };
 
 struct ReduceToLoops : OpRewritePattern<ReduceOp> {
-  ReduceToLoops(MLIRContext *context, int64_t numChunks)
-      : OpRewritePattern(context), numChunks(numChunks) {}
+  ReduceToLoops(MLIRContext *context, const ConvertSoacToLoopsOptions &options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(ReduceOp reduce,
                                 PatternRewriter &rewriter) const override {
     if (waitsForEnclosingSoac(reduce))
       return rewriter.notifyMatchFailure(reduce, "lowered after its enclosing SOAC");
+    if (foldedWithItsMap(reduce))
+      return rewriter.notifyMatchFailure(reduce, "folded in its map's loop");
     ImplicitLocOpBuilder b(reduce.getLoc(), rewriter);
     RowReader rows(reduce.getInputs(), reduce);
     Value n = rows.size(b);
@@ -698,15 +826,20 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
     };
     auto chunked = [&] {
       // Chunks folded in parallel from the neutral elements, then the chunk
-      // results folded in order (associativity makes this equal).
-      Value chunks = indexConstant(b, numChunks);
+      // results folded in order (associativity makes this equal). Every
+      // chunk starts from a copy of tensor neutral elements: then there is
+      // at most one chunk per thread.
+      bool scalar = allScalar(reduce.getInits().getTypes());
+      Value chunks = indexConstant(b, options.numChunks);
+      if (!scalar)
+        chunks = arith::MinUIOp::create(b, chunks, maxThreads(b));
       Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
       auto foldChunk = [&](ImplicitLocOpBuilder &ib, Value c) {
         auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
         return foldRange(ib, op, rows, lo, hi, reduce.getInits());
       };
       SmallVector<Value> partials =
-          allScalar(reduce.getInits().getTypes())
+          scalar
               ? tabulate(b, chunks, vectorTypes(reduce.getInits().getTypes()),
                          /*parallel=*/true, foldChunk)
               : tabulateTensorRows(b, chunks, reduce.getInits(), foldChunk);
@@ -724,7 +857,7 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
       Value work = isa<RankedTensorType>(first.getType())
                        ? timesElements(b, n, first, 0)
                        : rowWork(b, reduce.getInputs(), reduce, n);
-      results = chooseByWork(b, work, reduce.getResultTypes(),
+      results = chooseByWork(b, options, work, reduce.getResultTypes(),
                              [&](bool enough) {
                                return enough ? chunked() : sequential();
                              });
@@ -733,12 +866,12 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
     return success();
   }
 
-  int64_t numChunks;
+  ConvertSoacToLoopsOptions options;
 };
 
 struct ScanToLoops : OpRewritePattern<ScanOp> {
-  ScanToLoops(MLIRContext *context, int64_t numChunks)
-      : OpRewritePattern(context), numChunks(numChunks) {}
+  ScanToLoops(MLIRContext *context, const ConvertSoacToLoopsOptions &options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(ScanOp scan,
                                 PatternRewriter &rewriter) const override {
@@ -766,7 +899,7 @@ struct ScanToLoops : OpRewritePattern<ScanOp> {
     SmallVector<Value> results =
         isNestedInParallelOp(scan) || !allScalar(scan.getInits().getTypes())
             ? sequential()
-            : chooseByWork(b, rowWork(b, scan.getInputs(), scan, n),
+            : chooseByWork(b, options, rowWork(b, scan.getInputs(), scan, n),
                            scan.getResultTypes(), [&](bool enough) {
                 return enough ? parallelScan(b, scan, rows, n, outputs)
                               : sequential();
@@ -807,7 +940,7 @@ private:
                                   const RowReader &rows, Value n,
                                   ValueRange outputs) const {
     TypeRange elementTypes = scan.getInits().getTypes();
-    Value chunks = indexConstant(b, numChunks);
+    Value chunks = indexConstant(b, options.numChunks);
     Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
     SmallVector<Value> totals = tabulate(
         b, chunks, vectorTypes(elementTypes), /*parallel=*/true,
@@ -873,7 +1006,7 @@ private:
     return llvm::to_vector_of<Value>(forall.getResults());
   }
 
-  int64_t numChunks;
+  ConvertSoacToLoopsOptions options;
 };
 
 /// `0 <= index < size` for an index of type index, i32 or i64, and the index
@@ -1046,6 +1179,23 @@ struct IotaToLoops : OpRewritePattern<IotaOp> {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// Declares kMaxThreadsFunction (provided by the OpenMP runtime) when the
+/// lowering called it.
+void declareMaxThreads(ModuleOp module) {
+  if (module.lookupSymbol(kMaxThreadsFunction))
+    return;
+  WalkResult calls = module.walk([](func::CallOp call) {
+    return call.getCallee() == kMaxThreadsFunction ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+  });
+  if (!calls.wasInterrupted())
+    return;
+  auto b = ImplicitLocOpBuilder::atBlockBegin(module.getLoc(), module.getBody());
+  auto declaration = func::FuncOp::create(
+      b, kMaxThreadsFunction, b.getFunctionType({}, {b.getI32Type()}));
+  declaration.setPrivate();
+}
+
 struct ConvertSoacToLoopsPass
     : soac::impl::ConvertSoacToLoopsBase<ConvertSoacToLoopsPass> {
   using ConvertSoacToLoopsBase::ConvertSoacToLoopsBase;
@@ -1090,11 +1240,12 @@ struct ConvertSoacToLoopsPass
     }
 
     RewritePatternSet patterns(&getContext());
-    populateSoacToLoopsPatterns(patterns, numChunks);
+    populateSoacToLoopsPatterns(patterns, {numChunks, openmp});
     if (failed(applyPatternsGreedily(module, std::move(patterns)))) {
       module.emitError() << "convert-soac-to-loops did not converge";
       return signalPassFailure();
     }
+    declareMaxThreads(module);
     WalkResult leftover = module.walk([](Operation *op) {
       if (isa<SoacDialect>(op->getDialect())) {
         op->emitOpError() << "could not be lowered to loops";
@@ -1109,14 +1260,14 @@ struct ConvertSoacToLoopsPass
 
 } // namespace
 
-void soac::populateSoacToLoopsPatterns(RewritePatternSet &patterns,
-                                       int64_t numChunks) {
+void soac::populateSoacToLoopsPatterns(
+    RewritePatternSet &patterns, const ConvertSoacToLoopsOptions &options) {
   MLIRContext *context = patterns.getContext();
   // Maps are fused, and siblings merged, before any of them is lowered, so
   // that a map read by several SOACs fuses into them instead of being
   // materialized.
   populateMapFusionPatterns(patterns, /*benefit=*/2);
-  patterns.add<MapToLoops, ScatterToLoops, ReduceByIndexToLoops, IotaToLoops,
+  patterns.add<ScatterToLoops, ReduceByIndexToLoops, IotaToLoops,
                NestedSplatToLoops>(context);
-  patterns.add<ReduceToLoops, ScanToLoops>(context, numChunks);
+  patterns.add<MapToLoops, ReduceToLoops, ScanToLoops>(context, options);
 }

@@ -86,7 +86,8 @@ func.func @dependent_siblings_stay(%x: tensor<?xf32>, %zero: f32) -> f32 {
 
 // -----
 
-// A map read by something other than SOACs of one kind stays a producer.
+// A map read by SOACs of different kinds stays a producer when it calls a
+// math function (recomputing it per reader would cost more than storing it).
 // CHECK-LABEL: func.func @other_readers_stay
 // CHECK-COUNT-3: soac.
 func.func @other_readers_stay(%x: tensor<?xf32>, %zero: f32) -> (f32, tensor<?xf32>) {
@@ -106,6 +107,52 @@ func.func @other_readers_stay(%x: tensor<?xf32>, %zero: f32) -> (f32, tensor<?xf
     soac.yield %r : f32
   }
   return %sum, %twice : f32, tensor<?xf32>
+}
+
+// -----
+
+// A cheap map (a few arithmetic ops per element) read by SOACs of different
+// kinds is copied once per reader, each copy computing what its reader
+// reads; the copy read by a map fuses into it, the other waits to fuse into
+// the reduce when that is lowered. No row of %m is stored.
+// CHECK-LABEL: func.func @cheap_map_recomputed_per_reader
+// CHECK: %[[FOR_REDUCE:.*]] = soac.map ins(%arg0, %arg1 : tensor<?x?xf64>, tensor<?xf64>) -> tensor<?x?xf64>
+// CHECK: arith.addf
+// CHECK: %[[SUM:.*]] = soac.map ins(%arg2, %arg0, %arg1 : tensor<?x?xf64>, tensor<?x?xf64>, tensor<?xf64>) -> tensor<?x?xf64>
+// CHECK: %[[P:.*]] = arith.mulf
+// CHECK: arith.addf %{{.*}}, %[[P]]
+// CHECK: %[[R:.*]] = soac.reduce ins(%[[FOR_REDUCE]] : tensor<?x?xf64>)
+// CHECK: return %[[SUM]], %[[R]]
+func.func @cheap_map_recomputed_per_reader(%x: tensor<?x?xf64>, %g: tensor<?xf64>, %acc: tensor<?x?xf64>, %zero: tensor<?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %m:2 = soac.map ins(%x, %g : tensor<?x?xf64>, tensor<?xf64>) -> tensor<?x?xf64>, tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>, %s: f64):
+    %p:2 = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+    ^bb0(%e: f64):
+      %a = arith.mulf %e, %s : f64
+      %b = arith.addf %e, %s : f64
+      soac.yield %a, %b : f64, f64
+    }
+    soac.yield %p#0, %p#1 : tensor<?xf64>, tensor<?xf64>
+  }
+  %sum = soac.map ins(%acc, %m#0 : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%u: tensor<?xf64>, %v: tensor<?xf64>):
+    %t = soac.map ins(%u, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%c: f64, %d: f64):
+      %w = arith.addf %c, %d : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  %r = soac.reduce ins(%m#1 : tensor<?x?xf64>) init(%zero : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>, %q: tensor<?xf64>):
+    %t = soac.map ins(%p, %q : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%c: f64, %d: f64):
+      %w = arith.addf %c, %d : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  return %sum, %r : tensor<?x?xf64>, tensor<?xf64>
 }
 
 // -----

@@ -195,6 +195,60 @@ func.func @total_and_column_squares(%x: tensor<?x?xf64>, %zeros: tensor<?xf64>) 
   }
   return %total, %columns : f64, tensor<?xf64>
 }
+
+// per row: the sines, and the sum of the cosines folded in the loop that
+// computes the sines (the cosines are not stored)
+func.func @sines_and_cosine_sums(%x: tensor<?x?xf64>, %zero: f64) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64>, tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %m:2 = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+    ^bb0(%e: f64):
+      %s = math.sin %e : f64
+      %c = math.cos %e : f64
+      soac.yield %s, %c : f64, f64
+    }
+    %sum = soac.reduce ins(%m#1 : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %m#0, %sum : tensor<?xf64>, f64
+  }
+  return %r#0, %r#1 : tensor<?x?xf64>, tensor<?xf64>
+}
+
+// a cheap map read by a map and a reduce: each computes the rows it reads
+func.func @scaled_sums_and_shifted_columns(%x: tensor<?x?xf64>, %g: tensor<?xf64>, %acc: tensor<?x?xf64>, %zero: tensor<?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %m:2 = soac.map ins(%x, %g : tensor<?x?xf64>, tensor<?xf64>) -> tensor<?x?xf64>, tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>, %s: f64):
+    %p:2 = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+    ^bb0(%e: f64):
+      %a = arith.mulf %e, %s : f64
+      %b = arith.addf %e, %s : f64
+      soac.yield %a, %b : f64, f64
+    }
+    soac.yield %p#0, %p#1 : tensor<?xf64>, tensor<?xf64>
+  }
+  %sum = soac.map ins(%acc, %m#0 : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%u: tensor<?xf64>, %v: tensor<?xf64>):
+    %t = soac.map ins(%u, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%c: f64, %d: f64):
+      %w = arith.addf %c, %d : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  %r = soac.reduce ins(%m#1 : tensor<?x?xf64>) init(%zero : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>, %q: tensor<?xf64>):
+    %t = soac.map ins(%p, %q : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%c: f64, %d: f64):
+      %w = arith.addf %c, %d : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  return %sum, %r : tensor<?x?xf64>, tensor<?xf64>
+}
 """
 
 
@@ -209,6 +263,8 @@ def test_reduces(n):
     check(REDUCES, "column_sums", floats(n, 3))
     # 20 columns: 1003 rows reach the parallel, chunked reduce
     check(REDUCES, "total_and_column_squares", floats(n, 20), np.zeros(20))
+    check(REDUCES, "sines_and_cosine_sums", floats(n, 20), 0.0)
+    check(REDUCES, "scaled_sums_and_shifted_columns", floats(n, 20), floats(n), floats(n, 20), np.zeros(20))
 
 
 @pytest.mark.parametrize("chunks", [1, 3, 64])
@@ -452,12 +508,18 @@ def test_large_inputs_against_numpy():
 
 def test_one_thread_gives_the_same_results():
     x = rng.integers(0, 5, 10_001).astype(np.float32)
+    # Tensor accumulators: one chunk per thread (the thread count is read at
+    # run time), so each thread count folds the rows in its own order.
+    rows = floats(2001, 20)
     threads = soac.get_num_threads()
     try:
-        soac.set_num_threads(1)
-        assert soac.get_num_threads() == 1
-        check(LIBRARY, "argmin", x)
-        check(SCANS, "cumsum", x.astype(np.int32))
+        for count in (1, 2, 3):
+            soac.set_num_threads(count)
+            assert soac.get_num_threads() == count
+            check(LIBRARY, "argmin", x)
+            check(SCANS, "cumsum", x.astype(np.int32))
+            check(REDUCES, "total_and_column_squares", rows, np.zeros(20))
     finally:
         soac.set_num_threads(threads)
     check(LIBRARY, "argmin", x, options=CpuOptions(openmp=False))
+    check(REDUCES, "total_and_column_squares", rows, np.zeros(20), options=CpuOptions(openmp=False))

@@ -1,13 +1,30 @@
 // RUN: soac-opt %s --convert-soac-to-loops=num-chunks=4 --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: soac-opt %s --convert-soac-to-loops=openmp=false --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=SEQ
 
 // A map with scalar rows: a parallel linalg.generic reading its rows at
-// linalg.index when there are enough of them to repay a parallel region, else
-// a sequential loop (chosen at run time: sizes are dynamic).
+// linalg.index when there are enough of them to repay a parallel region and
+// more than one thread, else a sequential loop (chosen at run time: sizes and
+// the thread count are dynamic). The pass declares the OpenMP runtime's
+// thread count function.
+// CHECK: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func @map_scalar
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK-DAG: %[[MIN:.*]] = arith.constant 16384 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[N:.*]] = tensor.dim %arg0
-// CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
+// CHECK: %[[WORK:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
+// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[T:.*]] = arith.index_cast %[[THREADS]] : i32 to index
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[T]], %[[ONE]] : index
+// CHECK: %[[ENOUGH:.*]] = arith.andi %[[WORK]], %[[MANY]] : i1
+// Without OpenMP, only the sequential loop, and no thread count.
+// SEQ-NOT: omp_get_max_threads
+// SEQ-LABEL: func.func @map_scalar
+// SEQ-NOT: scf.if
+// SEQ-NOT: linalg.generic
+// SEQ: scf.for
+// SEQ: arith.mulf
+// SEQ: tensor.insert
 // CHECK: scf.if %[[ENOUGH]] -> (tensor<?xf32>) {
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} outs(%[[EMPTY]] : tensor<?xf32>)
@@ -246,6 +263,36 @@ func.func @accumulate_rows_in_place(%x: tensor<?x?xf64>, %z0: tensor<?xf64>, %z1
 
 // -----
 
+// A reduce with tensor accumulators: every chunk folds from its own copy of
+// the neutral element, so there are at most as many chunks as threads (here
+// min(4, threads)), not num-chunks.
+// CHECK-LABEL: func.func @column_sums
+// CHECK-DAG: %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK: scf.if
+// CHECK: %[[T:.*]] = func.call @omp_get_max_threads() : () -> i32
+// CHECK: %[[THREADS:.*]] = arith.index_cast %[[T]] : i32 to index
+// CHECK: %[[CHUNKS:.*]] = arith.minui %[[THREADS]], %[[FOUR]] : index
+// CHECK: arith.ceildivui %{{.*}}, %[[CHUNKS]] : index
+// CHECK: scf.forall (%{{.*}}) in (%[[CHUNKS]])
+// CHECK: } else {
+// SEQ-LABEL: func.func @column_sums
+// SEQ-NOT: scf.forall
+// SEQ: return
+func.func @column_sums(%x: tensor<?x?xf64>, %zeros: tensor<?xf64>) -> tensor<?xf64> {
+  %r = soac.reduce ins(%x : tensor<?x?xf64>) init(%zeros : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>, %q: tensor<?xf64>):
+    %t = soac.map ins(%p, %q : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %w = arith.addf %u, %v : f64
+      soac.yield %w : f64
+    }
+    soac.yield %t : tensor<?xf64>
+  }
+  return %r : tensor<?xf64>
+}
+
+// -----
+
 // A map's result may reuse a loop-carried input's tensor only when it
 // provably has the input's shape: here each row becomes its sum (a row of
 // another size), so the result is a new tensor although the types are the
@@ -330,4 +377,71 @@ func.func @mixed_rows_one_reused(%x: tensor<?xf64>, %m: tensor<?x?xf64>, %n: ind
     scf.yield %r#0, %r#1 : tensor<?xf64>, tensor<?x?xf64>
   }
   return %out#0, %out#1 : tensor<?xf64>, tensor<?x?xf64>
+}
+
+// -----
+
+// A map run as a sequential loop (here, per row of a parallel map) whose
+// second result only a reduce reads: the reduce is folded in the map's loop
+// (a redomap with map outputs), so the cosines are never stored.
+// CHECK-LABEL: func.func @reduce_folded_in_map_loop
+// CHECK: scf.forall.in_parallel
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: %[[FOLD:.*]]:2 = scf.for %[[J:.*]] = {{.*}} iter_args(%[[OUT:.*]] = %{{.*}}, %[[ACC:.*]] = %arg1) -> (tensor<?xf64>, f64)
+// CHECK: %[[C:.*]] = math.cos
+// CHECK: tensor.insert %{{.*}} into %[[OUT]][%[[J]]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[ACC]], %[[C]]
+// CHECK: scf.yield %{{.*}}, %[[SUM]] : tensor<?xf64>, f64
+// CHECK-NOT: scf.for
+// CHECK: tensor.insert %[[FOLD]]#1
+func.func @reduce_folded_in_map_loop(%x: tensor<?x?xf64>, %zero: f64) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64>, tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %m:2 = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+    ^bb0(%e: f64):
+      %s = math.sin %e : f64
+      %c = math.cos %e : f64
+      soac.yield %s, %c : f64, f64
+    }
+    %sum = soac.reduce ins(%m#1 : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %m#0, %sum : tensor<?xf64>, f64
+  }
+  return %r#0, %r#1 : tensor<?x?xf64>, tensor<?xf64>
+}
+
+// -----
+
+// The reduce starts from a value computed from the map's other result: it
+// cannot run in the map's loop, so it folds the stored rows afterwards.
+// CHECK-LABEL: func.func @init_defined_after_map
+// CHECK: scf.forall.in_parallel
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: %[[M:.*]]:2 = scf.for {{.*}} -> (tensor<?xf64>, tensor<?xf64>)
+// CHECK: %[[FIRST:.*]] = tensor.extract %[[M]]#0
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FIRST]]) -> (f64)
+func.func @init_defined_after_map(%x: tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64>, tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %m:2 = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+    ^bb0(%e: f64):
+      %s = math.sin %e : f64
+      %c = math.cos %e : f64
+      soac.yield %s, %c : f64, f64
+    }
+    %c0 = arith.constant 0 : index
+    %first = tensor.extract %m#0[%c0] : tensor<?xf64>
+    %sum = soac.reduce ins(%m#1 : tensor<?xf64>) init(%first : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %m#0, %sum : tensor<?xf64>, f64
+  }
+  return %r#0, %r#1 : tensor<?x?xf64>, tensor<?xf64>
 }
