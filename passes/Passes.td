@@ -21,7 +21,9 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
     and soac ops); an op without a rule is an error at its location.
     canonicalize and cse afterwards remove the re-executed code nothing uses.
 
-    Loops keep one checkpoint of their carried values per iteration. With
+    Loops keep one checkpoint of their carried values per iteration,
+    recorded by the loop's run in the re-executed forward code (which then
+    runs the loop once). With
     `checkpoint-levels=k` (every loop) or `soac.checkpoint_levels = k : i64`
     on an scf.for, the loop is first strip-mined into k nested loops of about
     N^(1/k) iterations each: memory about k·N^(1/k) checkpoints instead of N,
@@ -220,6 +222,9 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
       (16384 elements) and more than one thread (`omp_get_max_threads`, which
       the pass declares); otherwise a sequential loop runs. With
       `openmp=false`, only sequential loops are emitted.
+    - `tensor.splat` becomes a fill of one tensor, chosen the same way
+      (`linalg.fill` or a sequential loop); per row of a SOAC, a sequential
+      loop.
     - `soac.scan` with scalar operands: chunk totals in parallel, an exclusive
       scan of the totals, then each chunk rescanned from its offset in
       parallel (an `scf.forall`).

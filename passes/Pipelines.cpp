@@ -84,8 +84,11 @@ void addBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Temporaries of a row (computed per row of a sequential loop, with sizes
   // fixed before it) are allocated once before the loop, not once per row.
-  // Allocations are not moved out of parallel loops (each thread needs its
-  // own) nor out of loops that yield them.
+  // They are first hoisted out of the scf.if choosing between a parallel
+  // and a sequential loop (which is inside the loop when the SOAC is), then
+  // out of the loop. Allocations are not moved out of parallel loops (each
+  // thread needs its own) nor out of loops that yield them.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferLoopHoistingPass());
 }

@@ -52,16 +52,49 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
 
 namespace {
 
+/// The run of `loop` in the scope's re-executed forward code, when its
+/// results are visible at the builder's insertion point (the return sweep of
+/// the same scope); null otherwise.
+scf::ForOp forwardRun(scf::ForOp loop, AdjointBuilder &a) {
+  if (loop.getNumResults() == 0)
+    return nullptr;
+  auto forward = a.primal(loop.getResult(0)).getDefiningOp<scf::ForOp>();
+  if (!forward || forward == loop ||
+      forward.getNumResults() != loop.getNumResults())
+    return nullptr;
+  for (auto [original, result] :
+       llvm::zip(loop.getResults(), forward.getResults()))
+    if (a.primal(original) != result)
+      return nullptr;
+  ImplicitLocOpBuilder &b = a.builder();
+  Block *insertion = b.getInsertionBlock();
+  if (insertion == forward->getBlock())
+    return b.getInsertionPoint() == insertion->end() ||
+                   forward->isBeforeInBlock(&*b.getInsertionPoint())
+               ? forward
+               : nullptr;
+  Operation *ancestor =
+      forward->getBlock()->findAncestorOpInBlock(*insertion->getParentOp());
+  return ancestor && forward->isBeforeInBlock(ancestor) ? forward : nullptr;
+}
+
 } // namespace
 
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
-/// start of the iteration (the only tape soac keeps). The return sweep runs
-/// the iterations backwards; each restores its checkpoint, re-executes the
-/// body forward, then sweeps it backwards, carrying the adjoints of the
-/// loop-carried values and of the values the body reads from outside.
+/// start of the iteration (the only tape soac keeps). They are recorded by
+/// the loop's run in the forward code when its results are visible here
+/// (that run is replaced by the recording one), else by a second forward
+/// run. The return sweep runs the iterations backwards; each restores its
+/// checkpoint, re-executes the body forward, then sweeps it backwards,
+/// carrying the adjoints of the loop-carried values and of the values the
+/// body reads from outside.
 LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Block &body = *loop.getBody();
+  scf::ForOp forward = forwardRun(loop, a);
+  OpBuilder::InsertPoint sweepPoint = b.saveInsertionPoint();
+  if (forward)
+    b.setInsertionPoint(forward);
   Value lb = a.primal(loop.getLowerBound()), ub = a.primal(loop.getUpperBound());
   Value step = a.primal(loop.getStep());
   Value trips = tripCount(b, lb, ub, step);
@@ -90,6 +123,14 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
       });
   SmallVector<Value> checkpoints =
       llvm::to_vector_of<Value>(record.getResults().drop_front(n));
+  if (forward) {
+    for (auto [original, recorded] :
+         llvm::zip(loop.getResults(), record.getResults().take_front(n)))
+      a.mapPrimal(original, recorded);
+    forward->replaceAllUsesWith(record.getResults().take_front(n));
+    forward->erase();
+    b.restoreInsertionPoint(sweepPoint);
+  }
 
   // Backwards: the adjoints of the active carried values, then of the free
   // values the body reads.

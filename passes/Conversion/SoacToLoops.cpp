@@ -1107,48 +1107,83 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
 /// in a body, say) becomes sequential loops filling a new tensor: left
 /// alone, it would bufferize to a linalg fill that becomes a parallel loop,
 /// entering a parallel region once per row.
-struct NestedSplatToLoops : OpRewritePattern<tensor::SplatOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// A tensor.splat becomes a fill chosen like a SOAC's loops: sequential per
+/// row of an enclosing SOAC, else a parallel linalg.fill only when the work
+/// and the thread count make it pay (bufferization would make every splat a
+/// parallel region: one per iteration of the loops around it).
+struct SplatToLoops : OpRewritePattern<tensor::SplatOp> {
+  SplatToLoops(MLIRContext *context, const ConvertSoacToLoopsOptions &options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(tensor::SplatOp splat,
                                 PatternRewriter &rewriter) const override {
-    if (!isNestedInParallelOp(splat))
-      return rewriter.notifyMatchFailure(splat, "not per row");
     ImplicitLocOpBuilder b(splat.getLoc(), rewriter);
     RankedTensorType type = splat.getType();
+    if (type.getRank() == 0)
+      return rewriter.notifyMatchFailure(splat, "no rows");
     SmallVector<OpFoldResult> sizes = getMixedValues(
         type.getShape(), splat.getDynamicSizes(), b.getContext());
     Value n = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes.front());
+    // Both forms fill one tensor, allocated once (before the loops around
+    // the splat, where their sizes allow).
+    Value empty = tensor::EmptyOp::create(b, sizes, type.getElementType());
     Value result;
-    if (type.getRank() == 1) {
-      result = tabulate(b, n, TypeRange{type}, /*parallel=*/false,
-                        [&](ImplicitLocOpBuilder &, Value) {
-                          return SmallVector<Value>{splat.getInput()};
-                        })
-                   .front();
+    if (isNestedInParallelOp(splat)) {
+      result = sequentialFill(b, splat, empty, sizes, n);
     } else {
-      // One splat row per row (itself lowered by this pattern).
-      auto rowType = RankedTensorType::get(type.getShape().drop_front(),
-                                           type.getElementType());
-      SmallVector<Value> rowDynamic;
-      for (auto [d, size] : llvm::enumerate(ArrayRef(sizes).drop_front()))
-        if (rowType.isDynamicDim(d))
-          rowDynamic.push_back(
-              getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
-      auto loop = markRowLoop(scf::ForOp::create(
-          b, indexConstant(b, 0), n, indexConstant(b, 1),
-          ValueRange{emptyTensor(b, type, n, rowDynamic)},
-          [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
-            ImplicitLocOpBuilder ib(loc, nested);
-            Value row = tensor::SplatOp::create(ib, rowType, splat.getInput(),
-                                                rowDynamic);
-            scf::YieldOp::create(ib, insertRow(ib, row, outs.front(), i));
-          }));
-      result = loop.getResult(0);
+      Value work = n;
+      for (OpFoldResult size : ArrayRef(sizes).drop_front())
+        work = arith::MulIOp::create(
+            b, work, getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
+      result =
+          chooseByWork(b, options, work, TypeRange{type},
+                       [&](bool parallel) -> SmallVector<Value> {
+                         if (!parallel)
+                           return {sequentialFill(b, splat, empty, sizes, n)};
+                         return {linalg::FillOp::create(
+                                     b, ValueRange{splat.getInput()},
+                                     ValueRange{empty})
+                                     .getResult(0)};
+                       })
+              .front();
     }
     rewriter.replaceOp(splat, result);
     return success();
   }
+
+private:
+  /// `dest` filled with the splat's value row by row in an scf.for (rows of
+  /// rank > 1 are splats again, lowered by this pattern as nested).
+  static Value sequentialFill(ImplicitLocOpBuilder &b, tensor::SplatOp splat,
+                              Value dest, ArrayRef<OpFoldResult> sizes,
+                              Value n) {
+    RankedTensorType type = splat.getType();
+    if (type.getRank() == 1)
+      return tabulateInto(b, n, ValueRange{dest}, /*seeded=*/{false},
+                          /*parallel=*/false,
+                          [&](ImplicitLocOpBuilder &, Value, ArrayRef<Value>) {
+                            return SmallVector<Value>{splat.getInput()};
+                          })
+          .front();
+    auto rowType = RankedTensorType::get(type.getShape().drop_front(),
+                                         type.getElementType());
+    SmallVector<Value> rowDynamic;
+    for (auto [d, size] : llvm::enumerate(sizes.drop_front()))
+      if (rowType.isDynamicDim(d))
+        rowDynamic.push_back(
+            getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
+    auto loop = markRowLoop(scf::ForOp::create(
+        b, indexConstant(b, 0), n, indexConstant(b, 1), ValueRange{dest},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange outs) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          Value row = tensor::SplatOp::create(ib, rowType, splat.getInput(),
+                                              rowDynamic);
+          scf::YieldOp::create(ib, insertRow(ib, row, outs.front(), i));
+        }));
+    return loop.getResult(0);
+  }
+
+  ConvertSoacToLoopsOptions options;
 };
 
 struct IotaToLoops : OpRewritePattern<IotaOp> {
@@ -1267,7 +1302,7 @@ void soac::populateSoacToLoopsPatterns(
   // that a map read by several SOACs fuses into them instead of being
   // materialized.
   populateMapFusionPatterns(patterns, /*benefit=*/2);
-  patterns.add<ScatterToLoops, ReduceByIndexToLoops, IotaToLoops,
-               NestedSplatToLoops>(context);
-  patterns.add<MapToLoops, ReduceToLoops, ScanToLoops>(context, options);
+  patterns.add<ScatterToLoops, ReduceByIndexToLoops, IotaToLoops>(context);
+  patterns.add<MapToLoops, ReduceToLoops, ScanToLoops, SplatToLoops>(context,
+                                                                     options);
 }

@@ -182,3 +182,33 @@ func.func @d_column_max(%m: tensor<?x3xf64>, %init: tensor<3xf64>, %c: tensor<3x
   %r:2 = soac.vjp @column_max(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
   return %r#1 : tensor<?x3xf64>
 }
+
+// -----
+
+// A loop of the forward code records its checkpoints itself: the value comes
+// from the recording run, and the loop runs forward once, not twice.
+// CHECK-LABEL: func.func private @iterate__vjp_wrt_0
+// CHECK-NOT: scf.for
+// CHECK: %[[LOOP:.*]]:2 = scf.for {{.*}} -> (f64, tensor<?xf64>)
+// CHECK: tensor.insert
+// CHECK: math.sin
+// CHECK: %[[BACK:.*]] = scf.for
+// CHECK: tensor.extract %[[LOOP]]#1
+// CHECK: math.cos
+// CHECK-NOT: scf.for
+// CHECK: return %[[LOOP]]#0, %[[BACK]] : f64, f64
+func.func private @iterate(%x: f64, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%v = %x) -> (f64) {
+    %s = math.sin %v : f64
+    scf.yield %s : f64
+  }
+  return %r : f64
+}
+
+func.func @value_and_gradient(%x: f64, %n: index) -> (f64, f64) {
+  %one = arith.constant 1.0 : f64
+  %g:2 = soac.vjp @iterate(%x, %n, %one) wrt [0] : (f64, index, f64) -> (f64, f64)
+  return %g#0, %g#1 : f64, f64
+}

@@ -445,3 +445,27 @@ func.func @init_defined_after_map(%x: tensor<?x?xf64>) -> (tensor<?x?xf64>, tens
   }
   return %r#0, %r#1 : tensor<?x?xf64>, tensor<?xf64>
 }
+
+// -----
+
+// A splat outside any SOAC is one tensor, filled in parallel (linalg.fill)
+// or by a sequential loop, chosen at run time like a SOAC's loops (left to
+// bufferization, every splat would be a parallel region, also inside the
+// loops of a gradient's reverse sweep).
+// CHECK-LABEL: func.func @zeros
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%arg0) : tensor<?xf64>
+// CHECK: %[[T:.*]] = call @omp_get_max_threads()
+// CHECK: scf.if
+// CHECK: linalg.fill ins(%{{.*}} : f64) outs(%[[EMPTY]] : tensor<?xf64>)
+// CHECK: } else {
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: tensor.insert
+// SEQ-LABEL: func.func @zeros
+// SEQ-NOT: linalg.fill
+// SEQ: scf.for
+// SEQ: tensor.insert
+func.func @zeros(%n: index) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %z = tensor.splat %zero[%n] : tensor<?xf64>
+  return %z : tensor<?xf64>
+}
