@@ -1,14 +1,16 @@
 //===- SoacCanonicalize.cpp - simplifications of soac.map -----------------===//
 //
 // Derivatives produce maps with rows nobody reads, inputs read only for
-// their size and the same row yielded twice; these patterns (part of
-// canonicalize) shrink them.
+// their size, the same row yielded twice and sums of histograms; these
+// patterns (part of canonicalize) shrink them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/SoacOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -150,10 +152,93 @@ struct ReadSizeUpstream : OpRewritePattern<MapOp> {
   }
 };
 
+/// The one op of a single-block body besides its terminator, when the
+/// terminator yields its single result and it combines the two block
+/// arguments (in either order); null otherwise.
+Operation *combinerOf(Region &body) {
+  Block &block = body.front();
+  if (block.getNumArguments() != 2 || !llvm::hasSingleElement(
+                                          block.without_terminator()))
+    return nullptr;
+  Operation &op = block.front();
+  Operation *terminator = block.getTerminator();
+  if (op.getNumOperands() != 2 || op.getNumResults() != 1 ||
+      op.getNumRegions() != 0 || terminator->getNumOperands() != 1 ||
+      terminator->getOperand(0) != op.getResult(0))
+    return nullptr;
+  auto args = block.getArguments();
+  bool direct = op.getOperand(0) == args[0] && op.getOperand(1) == args[1];
+  bool swapped = op.getOperand(0) == args[1] && op.getOperand(1) == args[0];
+  return direct || swapped ? &op : nullptr;
+}
+
+/// The histogram of `value` when it starts from the neutral element (a splat
+/// of its init), has one destination and no other reader; null otherwise.
+ReduceByIndexOp histogramFromNeutral(Value value) {
+  auto histogram = value.getDefiningOp<ReduceByIndexOp>();
+  if (!histogram || histogram.getDests().size() != 1 || !value.hasOneUse())
+    return nullptr;
+  Value dest = histogram.getDests()[0], init = histogram.getInits()[0];
+  Attribute initValue;
+  bool constantInit = matchPattern(init, m_Constant(&initValue));
+  // A splat of the neutral element, or its constant folded form.
+  if (auto splat = dest.getDefiningOp<tensor::SplatOp>()) {
+    Attribute splatValue;
+    bool same = splat.getInput() == init ||
+                (constantInit &&
+                 matchPattern(splat.getInput(), m_Constant(&splatValue)) &&
+                 splatValue == initValue);
+    return same ? histogram : nullptr;
+  }
+  SplatElementsAttr dense;
+  bool same = constantInit && matchPattern(dest, m_Constant(&dense)) &&
+              dense.getSplatValue<Attribute>() == initValue;
+  return same ? histogram : nullptr;
+}
+
+/// `map (op) (reduce_by_index (op) (splat neutral) is vs) x` is the
+/// histogram of `vs` accumulated into `x`: `reduce_by_index (op) x is vs`
+/// (the operator is associative and commutative). Gradients sum one
+/// histogram per gather of a tensor; this accumulates them into one
+/// destination instead of filling and adding a tensor per gather.
+struct AccumulateHistogram : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    if (map.getInputs().size() != 2 || map.getNumResults() != 1)
+      return failure();
+    Operation *combine = combinerOf(map.getBody());
+    if (!combine)
+      return failure();
+    for (unsigned h = 0; h < 2; ++h) {
+      Value other = map.getInputs()[1 - h];
+      ReduceByIndexOp histogram = histogramFromNeutral(map.getInputs()[h]);
+      if (!histogram || other.getType() != map.getResult(0).getType())
+        continue;
+      Operation *histogramCombine = combinerOf(histogram.getBody());
+      if (!histogramCombine ||
+          histogramCombine->getName() != combine->getName() ||
+          histogramCombine->getAttrDictionary() != combine->getAttrDictionary())
+        continue;
+      auto accumulated = ReduceByIndexOp::create(
+          rewriter, map.getLoc(), TypeRange{other.getType()},
+          ValueRange{other}, histogram.getIndices(), histogram.getValues(),
+          histogram.getInits());
+      rewriter.cloneRegionBefore(histogram.getBody(), accumulated.getBody(),
+                                 accumulated.getBody().end());
+      rewriter.replaceOp(map, accumulated.getResults());
+      rewriter.eraseOp(histogram);
+      return success();
+    }
+    return failure();
+  }
+};
+
 } // namespace
 
 void MapOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
   patterns.add<DropUnusedMapOperands, ForwardIdentityRows, ReadSizeUpstream,
-               MergeDuplicateResults>(context);
+               MergeDuplicateResults, AccumulateHistogram>(context);
 }

@@ -154,3 +154,52 @@ func.func @same_row_twice(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>, t
   }
   return %m#0, %m#1, %m#2 : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
 }
+
+// A histogram from zeros added to a tensor becomes the histogram
+// accumulated into that tensor; chains of them (a gradient's one histogram
+// per gather) accumulate into one destination. A histogram whose operator
+// differs from the map's, or from a non-neutral start, stays.
+// DCE-LABEL: func.func @sum_of_histograms
+// DCE: %[[FIRST:.*]] = soac.reduce_by_index dest(%arg0 : tensor<8xf32>) indices(%arg1 : tensor<?xindex>) ins(%arg2 : tensor<?xf32>)
+// DCE: arith.addf
+// DCE: %[[SECOND:.*]] = soac.reduce_by_index dest(%[[FIRST]] : tensor<8xf32>) indices(%arg3 : tensor<?xindex>) ins(%arg4 : tensor<?xf32>)
+// DCE-NOT: soac.map
+// DCE: %[[MAX:.*]] = soac.reduce_by_index dest(%{{.*}} : tensor<8xf32>) indices(%arg1
+// DCE: arith.maximumf
+// DCE: %[[ADDED:.*]] = soac.map ins(%[[MAX]], %[[SECOND]]
+// DCE: return %[[SECOND]], %[[ADDED]]
+func.func @sum_of_histograms(%x: tensor<8xf32>, %i: tensor<?xindex>, %a: tensor<?xf32>, %j: tensor<?xindex>, %b: tensor<?xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %zeros = tensor.splat %zero : tensor<8xf32>
+  %ha = soac.reduce_by_index dest(%zeros : tensor<8xf32>) indices(%i : tensor<?xindex>) ins(%a : tensor<?xf32>) init(%zero : f32) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    soac.yield %s : f32
+  }
+  %hb = soac.reduce_by_index dest(%zeros : tensor<8xf32>) indices(%j : tensor<?xindex>) ins(%b : tensor<?xf32>) init(%zero : f32) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    soac.yield %s : f32
+  }
+  %xa = soac.map ins(%x, %ha : tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    soac.yield %s : f32
+  }
+  %xab = soac.map ins(%hb, %xa : tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %q, %p : f32
+    soac.yield %s : f32
+  }
+  %hmax = soac.reduce_by_index dest(%zeros : tensor<8xf32>) indices(%i : tensor<?xindex>) ins(%a : tensor<?xf32>) init(%zero : f32) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.maximumf %p, %q : f32
+    soac.yield %m : f32
+  }
+  %added = soac.map ins(%hmax, %xab : tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    soac.yield %s : f32
+  }
+  return %xab, %added : tensor<8xf32>, tensor<8xf32>
+}
