@@ -68,7 +68,9 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
     the inputs its body never reads, a result yielding the same row as an
     earlier one is replaced by it, a result that yields an input's row
     unchanged becomes that input, and an input read only for its size is taken
-    from upstream so that its producer may die. Derivatives produce many of
+    from upstream so that its producer may die, and `map (+)` of a
+    `reduce_by_index (+)` from zeros and another tensor becomes the
+    histogram accumulated into that tensor. Derivatives produce many of
     these; `canonicalize` includes the same patterns among all others.
 
     ```mlir
@@ -350,6 +352,35 @@ def SoacMarkEntryPoints : Pass<"soac-mark-entry-points", "mlir::ModuleOp"> {
       semantics (their arrays are never written), so bufferization copies an
       argument before updating it in place.
   }];
+}
+
+def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
+  let summary = "Turn copies between 1-D buffers into loops";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` to a memcpy only when
+    both buffers have the identity layout; any other copy (a row of a 2-D
+    buffer, a subview at a dynamic offset) becomes a call of the generic
+    `memrefCopy`, which walks the strides element by element. The
+    checkpoints of a gradient's loops copy one short row per iteration that
+    way. This pass rewrites every copy between 1-D buffers into an `scf.for`
+    of loads and stores, which LLVM inlines and vectorizes; other copies are
+    left alone. The CPU pipeline runs it after deallocation.
+
+    ```mlir
+    // before
+    memref.copy %row, %slot : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+    // after
+    %n = memref.dim %row, %c0 : memref<?xf64>
+    scf.for %i = %c0 to %n step %c1 {
+      %v = memref.load %row[%i] : memref<?xf64>
+      memref.store %v, %slot[%i] : memref<?xf64, strided<[1], offset: ?>>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect",
+  ];
 }
 
 def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {

@@ -138,6 +138,7 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(soac::createSoacMarkEntryPoints());
   addBufferization(pm);
   addDeallocation(pm);
+  pm.addPass(soac::createSoacCopiesToLoops());
 
   // Parallel loops, then threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
