@@ -224,9 +224,9 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
       (16384 elements) and more than one thread (`omp_get_max_threads`, which
       the pass declares); otherwise a sequential loop runs. With
       `openmp=false`, only sequential loops are emitted.
-    - `tensor.splat` becomes a fill of one tensor, chosen the same way
-      (`linalg.fill` or a sequential loop); per row of a SOAC, a sequential
-      loop.
+    - `tensor.splat` in a loop becomes a fill of one tensor, chosen the
+      same way (`linalg.fill` or a sequential loop); per row of a SOAC, a
+      sequential loop. Other splats are left to bufferization.
     - `soac.scan` with scalar operands: chunk totals in parallel, an exclusive
       scan of the totals, then each chunk rescanned from its offset in
       parallel (an `scf.forall`).

@@ -6,8 +6,11 @@ sizes each. Every tool runs on one thread, as Futhark's published
 overheads were measured, and because timings with two threads on this shared
 2-core machine depend on whatever else runs; ours is also timed on all
 threads. Every result is checked against the numpy oracle (small size)
-and against JAX (both sizes) before it is timed. Medians of repeats, in one
-run; writes a table into docs/benchmarks.md and a chart to docs/adbench.png.
+and against JAX (both sizes) before it is timed. The one-thread timings are
+taken in rounds in which every tool runs in turn (a burst of calls each),
+so that the slower and faster spells of this shared VM weigh on every tool
+alike; medians, in one run; writes a table into docs/benchmarks.md and a chart
+to docs/adbench.png.
 
     .venv/bin/python bench/adbench/run.py              # prints, updates docs/benchmarks.md and the chart
     .venv/bin/python bench/adbench/run.py --no-write
@@ -23,6 +26,7 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,9 +40,13 @@ import soac  # noqa: E402
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 
 MODULES = [importlib.import_module(name) for name in ("gmm", "lstm", "ba", "hand", "kmeans")]
+# Ours on all threads: the count before any peer runs (torch.set_num_threads
+# sets the thread count of the OpenMP runtime it shares with us).
+ALL_THREADS = soac.get_num_threads()
 # Futhark's published gradient/primal overheads, sequential CPU (Schenck et al., SC22).
 FUTHARK_OVERHEAD = {"GMM": 5.1, "D-LSTM": 3.2, "BA": 13.0, "HAND": 45.0}
 BUDGET_S = 1.5  # seconds of timed runs per measurement, when a run takes less
+BURST_S = 0.1  # seconds of back-to-back calls of one tool within a round
 
 
 @dataclass
@@ -55,6 +63,25 @@ def timed(function) -> float:
     call that also sizes the budget."""
     once = seconds(function)
     return statistics.median([seconds(function) for _ in range(int(np.clip(BUDGET_S / max(once, 1e-9), 1, 21)))])
+
+
+def timed_in_turn(functions: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Medians of calls taken in rounds in which every function runs in turn:
+    a burst of back-to-back calls (about BURST_S, after one call that warms
+    the caches the others used), as many rounds as fit the budget of each
+    function (1 to 15). Calls of one tool then see the machine's slower and
+    faster spells as often as the others' do."""
+    once = {name: seconds(function) for name, function in functions.items()}
+    burst = {name: int(np.clip(BURST_S / max(t, 1e-9), 1, 50)) for name, t in once.items()}
+    per_round = sum(t * (burst[name] + (burst[name] > 1)) for name, t in once.items())
+    rounds = int(np.clip(BUDGET_S * len(functions) / max(per_round, 1e-9), 1, 15))
+    samples: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, function in functions.items():
+            if burst[name] > 1:
+                function()
+            samples[name] += [seconds(function) for _ in range(burst[name])]
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def settle() -> None:
@@ -77,38 +104,32 @@ def close(got, want, what: str) -> None:
             raise SystemExit(f"{what}: ours and the reference disagree")
 
 
-def measure_ours(module, inputs, row: Row) -> tuple:
-    """Compiles (the first calls), then times on one thread and on all."""
+def prepare_ours(module, inputs, row: Row) -> tuple:
+    """Compiles (the first calls); returns the value, the gradients and the
+    functions to time."""
     fn, args = module.soac_version(*inputs)
     primal, gradient = soac.jit(fn), soac.value_and_grad(fn, wrt=list(module.WRT))
     row.compile_s["ours"] = seconds(lambda: primal(*args)) + seconds(lambda: gradient(*args))
     value, gradients = gradient(*args)
-    threads = soac.get_num_threads()
-    soac.set_num_threads(1)
-    settle()
-    row.times["ours primal"] = timed(lambda: primal(*args))
-    row.times["ours gradient"] = timed(lambda: gradient(*args))
-    soac.set_num_threads(threads)
-    settle()
-    row.times["ours all-threads primal"] = timed(lambda: primal(*args))
-    row.times["ours all-threads gradient"] = timed(lambda: gradient(*args))
-    return value, gradients if isinstance(gradients, tuple) else (gradients,)
+    functions = {"ours primal": lambda: primal(*args), "ours gradient": lambda: gradient(*args)}
+    return value, gradients if isinstance(gradients, tuple) else (gradients,), functions
 
 
-def measure_jax(module, inputs, row: Row) -> tuple:
+def prepare_jax(module, inputs, row: Row) -> tuple:
     import jax
 
     f, args = module.jax_version(*inputs)
     primal, gradient = jax.jit(f), jax.jit(jax.value_and_grad(f, argnums=module.WRT))
     row.compile_s["JAX"] = seconds(lambda: jax.block_until_ready(primal(*args))) + seconds(
         lambda: jax.block_until_ready(gradient(*args)))
-    settle()
-    row.times["JAX primal"] = timed(lambda: jax.block_until_ready(primal(*args)))
-    row.times["JAX gradient"] = timed(lambda: jax.block_until_ready(gradient(*args)))
-    return gradient(*args)
+    functions = {
+        "JAX primal": lambda: jax.block_until_ready(primal(*args)),
+        "JAX gradient": lambda: jax.block_until_ready(gradient(*args)),
+    }
+    return gradient(*args), functions
 
 
-def measure_torch(module, inputs, row: Row) -> None:
+def prepare_torch(module, inputs) -> dict:
     import torch
 
     torch.set_num_threads(1)
@@ -119,9 +140,18 @@ def measure_torch(module, inputs, row: Row) -> None:
         with torch.no_grad():
             return f(*args)
 
+    return {"PyTorch primal": primal, "PyTorch gradient": lambda: torch.autograd.grad(f(*args), wrt)}
+
+
+def measure(functions: dict, row: Row) -> None:
+    """Every tool on one thread, in turn; then ours on all threads."""
+    soac.set_num_threads(1)
     settle()
-    row.times["PyTorch primal"] = timed(primal)
-    row.times["PyTorch gradient"] = timed(lambda: torch.autograd.grad(f(*args), wrt))
+    row.times.update(timed_in_turn(functions))
+    soac.set_num_threads(ALL_THREADS)
+    settle()
+    row.times["ours all-threads primal"] = timed(functions["ours primal"])
+    row.times["ours all-threads gradient"] = timed(functions["ours gradient"])
 
 
 def available(name: str) -> bool:
@@ -140,14 +170,16 @@ def run(modules, sizes: list[str]) -> list[Row]:
             shape = ", ".join(f"{k}={v:,}" for k, v in module.SIZES[size].items())
             row = Row(module.NAME, size, shape)
             inputs = module.inputs(**module.SIZES[size])
-            value, gradients = measure_ours(module, inputs, row)
+            value, gradients, functions = prepare_ours(module, inputs, row)
             if size == "small":
                 close([value], [module.reference(*inputs)], f"{module.NAME} {size}: value vs numpy")
             if peers["JAX"]:
-                jax_value, jax_gradients = measure_jax(module, inputs, row)
+                (jax_value, jax_gradients), more = prepare_jax(module, inputs, row)
                 close([value, *gradients], [jax_value, *jax_gradients], f"{module.NAME} {size}: value and gradient vs JAX")
+                functions.update(more)
             if peers["PyTorch"]:
-                measure_torch(module, inputs, row)
+                functions.update(prepare_torch(module, inputs))
+            measure(functions, row)
             print(f"{module.NAME:8s} {size:5s} " + "  ".join(f"{k} {v * 1e3:.2f} ms" for k, v in row.times.items()), flush=True)
             rows.append(row)
     return rows
@@ -165,13 +197,15 @@ def markdown(rows: list[Row], load: tuple[float, float]) -> str:
     versions = [f"numpy {np.__version__}"] + [f"{n} {importlib.import_module(m).__version__}" for n, m in (("JAX", "jax"), ("PyTorch", "torch")) if available(m)]
     lines = [
         f"float64; {os.cpu_count()} logical cores ({platform.processor() or platform.machine()}); every tool on one thread, ours also on "
-        f"{soac.get_num_threads()}; {', '.join(versions)}; medians of 1–21 runs (as many as fit in 1.5 s) after a warm-up; load average "
+        f"{ALL_THREADS}; {', '.join(versions)}; one thread: medians of calls taken in rounds in which every tool runs in turn "
+        f"(bursts of about 0.1 s after a call that warms the caches; 1–15 rounds, as many as fit 1.5 s per measurement); "
+        f"{ALL_THREADS} threads: medians of 1–21 runs; load average "
         f"{load[0]:.1f} at the start, {load[1]:.1f} at the end. Measured by `bench/adbench/run.py` in one run. *gradient* is value and "
         "gradient together; *overhead* is gradient / primal of the same tool. BA and HAND: the gradient of ½|r|² (one vjp), not ADBench's Jacobian.",
         "",
         "| objective | size | ours primal (ms) | ours gradient (ms) | overhead | JAX primal (ms) | JAX gradient (ms) | overhead "
         "| PyTorch primal (ms) | PyTorch gradient (ms) | overhead | ours / JAX (gradient) | ours / PyTorch (gradient) "
-        f"| ours, {soac.get_num_threads()} threads: primal (ms) | gradient (ms) |",
+        f"| ours, {ALL_THREADS} threads: primal (ms) | gradient (ms) |",
         "|---|---|" + "---:|" * 13,
     ]
     for r in rows:

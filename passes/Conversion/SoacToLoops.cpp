@@ -19,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -1107,10 +1108,10 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
 /// in a body, say) becomes sequential loops filling a new tensor: left
 /// alone, it would bufferize to a linalg fill that becomes a parallel loop,
 /// entering a parallel region once per row.
-/// A tensor.splat becomes a fill chosen like a SOAC's loops: sequential per
-/// row of an enclosing SOAC, else a parallel linalg.fill only when the work
-/// and the thread count make it pay (bufferization would make every splat a
-/// parallel region: one per iteration of the loops around it).
+/// A tensor.splat in a loop becomes a fill chosen like a SOAC's loops:
+/// sequential per row of an enclosing SOAC, else a parallel linalg.fill only
+/// when the work and the thread count make it pay (bufferization would make
+/// it a parallel region per iteration of the loops around it).
 struct SplatToLoops : OpRewritePattern<tensor::SplatOp> {
   SplatToLoops(MLIRContext *context, const ConvertSoacToLoopsOptions &options)
       : OpRewritePattern(context), options(options) {}
@@ -1121,6 +1122,12 @@ struct SplatToLoops : OpRewritePattern<tensor::SplatOp> {
     RankedTensorType type = splat.getType();
     if (type.getRank() == 0)
       return rewriter.notifyMatchFailure(splat, "no rows");
+    // A splat that runs once is left to bufferization (one parallel fill):
+    // lowering all of them here doubled the bufferization time of HAND's
+    // gradient (19 splats) for nothing.
+    if (!isNestedInParallelOp(splat) &&
+        !splat->getParentOfType<LoopLikeOpInterface>())
+      return rewriter.notifyMatchFailure(splat, "runs once");
     SmallVector<OpFoldResult> sizes = getMixedValues(
         type.getShape(), splat.getDynamicSizes(), b.getContext());
     Value n = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes.front());

@@ -448,24 +448,40 @@ func.func @init_defined_after_map(%x: tensor<?x?xf64>) -> (tensor<?x?xf64>, tens
 
 // -----
 
-// A splat outside any SOAC is one tensor, filled in parallel (linalg.fill)
-// or by a sequential loop, chosen at run time like a SOAC's loops (left to
-// bufferization, every splat would be a parallel region, also inside the
-// loops of a gradient's reverse sweep).
+// A splat in a loop, outside any SOAC, is one tensor filled in parallel
+// (linalg.fill) or by a sequential loop, chosen at run time like a SOAC's
+// loops (left to bufferization, it would be a parallel region per
+// iteration: the zero adjoints in a gradient's reverse sweep). A splat that
+// runs once is left to bufferization.
 // CHECK-LABEL: func.func @zeros
+// CHECK: %[[ONCE:.*]] = tensor.splat
+// CHECK: scf.for
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%arg0) : tensor<?xf64>
-// CHECK: %[[T:.*]] = call @omp_get_max_threads()
+// CHECK: %[[T:.*]] = func.call @omp_get_max_threads()
 // CHECK: scf.if
 // CHECK: linalg.fill ins(%{{.*}} : f64) outs(%[[EMPTY]] : tensor<?xf64>)
 // CHECK: } else {
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
 // CHECK: tensor.insert
 // SEQ-LABEL: func.func @zeros
+// SEQ: tensor.splat
+// SEQ: scf.for
 // SEQ-NOT: linalg.fill
 // SEQ: scf.for
 // SEQ: tensor.insert
-func.func @zeros(%n: index) -> tensor<?xf64> {
+func.func @zeros(%n: index, %steps: index) -> (tensor<?xf64>, tensor<?xf64>) {
   %zero = arith.constant 0.0 : f64
-  %z = tensor.splat %zero[%n] : tensor<?xf64>
-  return %z : tensor<?xf64>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %once = tensor.splat %zero[%n] : tensor<?xf64>
+  %r = scf.for %i = %c0 to %steps step %c1 iter_args(%acc = %once) -> (tensor<?xf64>) {
+    %z = tensor.splat %zero[%n] : tensor<?xf64>
+    %sum = soac.map ins(%acc, %z : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    scf.yield %sum : tensor<?xf64>
+  }
+  return %once, %r : tensor<?xf64>, tensor<?xf64>
 }
