@@ -9,7 +9,6 @@
 #include "dialect/SoacOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -22,37 +21,11 @@ namespace {
 /// `keepResults`; replaces the kept results and returns the new op.
 MapOp rebuild(PatternRewriter &rewriter, MapOp map, ArrayRef<bool> keepInputs,
               ArrayRef<bool> keepResults) {
-  SmallVector<Value> inputs;
-  for (auto [input, keep] : llvm::zip(map.getInputs(), keepInputs))
-    if (keep)
-      inputs.push_back(input);
-  SmallVector<Type> types;
-  for (auto [type, keep] : llvm::zip(map.getResultTypes(), keepResults))
-    if (keep)
-      types.push_back(type);
-  auto replacement = MapOp::create(rewriter, map.getLoc(), types, inputs);
-  Block &oldBody = map.getBody().front();
-  Block *body = rewriter.createBlock(&replacement.getBody());
-  IRMapping mapping;
-  for (auto [arg, keep] : llvm::zip(oldBody.getArguments(), keepInputs))
-    if (keep)
-      mapping.map(arg, body->addArgument(arg.getType(), arg.getLoc()));
-  for (Operation &op : oldBody.without_terminator())
-    rewriter.clone(op, mapping);
-  SmallVector<Value> yielded;
-  for (auto [value, keep] :
-       llvm::zip(oldBody.getTerminator()->getOperands(), keepResults))
-    if (keep)
-      yielded.push_back(mapping.lookupOrDefault(value));
-  YieldOp::create(rewriter, map.getLoc(), yielded);
-
-  SmallVector<Value> replacements;
+  MapOp replacement = copyMap(rewriter, map, keepInputs, keepResults);
   auto next = replacement.getResults().begin();
   for (auto [result, keep] : llvm::zip(map.getResults(), keepResults))
-    replacements.push_back(keep ? Value(*next++) : Value());
-  for (auto [result, value] : llvm::zip(map.getResults(), replacements))
-    if (value)
-      rewriter.replaceAllUsesWith(result, value);
+    if (keep)
+      rewriter.replaceAllUsesWith(result, *next++);
   rewriter.eraseOp(map);
   return replacement;
 }
@@ -152,26 +125,6 @@ struct ReadSizeUpstream : OpRewritePattern<MapOp> {
   }
 };
 
-/// The one op of a single-block body besides its terminator, when the
-/// terminator yields its single result and it combines the two block
-/// arguments (in either order); null otherwise.
-Operation *combinerOf(Region &body) {
-  Block &block = body.front();
-  if (block.getNumArguments() != 2 || !llvm::hasSingleElement(
-                                          block.without_terminator()))
-    return nullptr;
-  Operation &op = block.front();
-  Operation *terminator = block.getTerminator();
-  if (op.getNumOperands() != 2 || op.getNumResults() != 1 ||
-      op.getNumRegions() != 0 || terminator->getNumOperands() != 1 ||
-      terminator->getOperand(0) != op.getResult(0))
-    return nullptr;
-  auto args = block.getArguments();
-  bool direct = op.getOperand(0) == args[0] && op.getOperand(1) == args[1];
-  bool swapped = op.getOperand(0) == args[1] && op.getOperand(1) == args[0];
-  return direct || swapped ? &op : nullptr;
-}
-
 /// The histogram of `value` when it starts from the neutral element (a splat
 /// of its init), has one destination and no other reader; null otherwise.
 ReduceByIndexOp histogramFromNeutral(Value value) {
@@ -208,7 +161,7 @@ struct AccumulateHistogram : OpRewritePattern<MapOp> {
                                 PatternRewriter &rewriter) const override {
     if (map.getInputs().size() != 2 || map.getNumResults() != 1)
       return failure();
-    Operation *combine = combinerOf(map.getBody());
+    Operation *combine = combiningOp(map.getBody());
     if (!combine)
       return failure();
     for (unsigned h = 0; h < 2; ++h) {
@@ -216,7 +169,7 @@ struct AccumulateHistogram : OpRewritePattern<MapOp> {
       ReduceByIndexOp histogram = histogramFromNeutral(map.getInputs()[h]);
       if (!histogram || other.getType() != map.getResult(0).getType())
         continue;
-      Operation *histogramCombine = combinerOf(histogram.getBody());
+      Operation *histogramCombine = combiningOp(histogram.getBody());
       if (!histogramCombine ||
           histogramCombine->getName() != combine->getName() ||
           histogramCombine->getAttrDictionary() != combine->getAttrDictionary())

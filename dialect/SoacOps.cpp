@@ -7,6 +7,7 @@
 
 #include "dialect/SoacOps.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
@@ -27,6 +28,52 @@ Type soac::rowType(Type type) {
     return tensor.getElementType();
   return RankedTensorType::get(tensor.getShape().drop_front(),
                                tensor.getElementType());
+}
+
+Operation *soac::combiningOp(Region &body) {
+  Block &block = body.front();
+  if (block.getNumArguments() != 2 ||
+      !llvm::hasSingleElement(block.without_terminator()))
+    return nullptr;
+  Operation &op = block.front();
+  Operation *terminator = block.getTerminator();
+  if (op.getNumOperands() != 2 || op.getNumResults() != 1 ||
+      op.getNumRegions() != 0 || terminator->getNumOperands() != 1 ||
+      terminator->getOperand(0) != op.getResult(0))
+    return nullptr;
+  auto args = block.getArguments();
+  bool direct = op.getOperand(0) == args[0] && op.getOperand(1) == args[1];
+  bool swapped = op.getOperand(0) == args[1] && op.getOperand(1) == args[0];
+  return direct || swapped ? &op : nullptr;
+}
+
+MapOp soac::copyMap(OpBuilder &b, MapOp map, ArrayRef<bool> keepInputs,
+                    ArrayRef<bool> keepResults) {
+  SmallVector<Value> inputs;
+  for (auto [input, keep] : llvm::zip(map.getInputs(), keepInputs))
+    if (keep)
+      inputs.push_back(input);
+  SmallVector<Type> types;
+  for (auto [type, keep] : llvm::zip(map.getResultTypes(), keepResults))
+    if (keep)
+      types.push_back(type);
+  auto copy = MapOp::create(b, map.getLoc(), types, inputs);
+  Block &old = map.getBody().front();
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&copy.getBody());
+  IRMapping mapping;
+  for (auto [arg, keep] : llvm::zip(old.getArguments(), keepInputs))
+    if (keep)
+      mapping.map(arg, body->addArgument(arg.getType(), arg.getLoc()));
+  for (Operation &op : old.without_terminator())
+    b.clone(op, mapping);
+  SmallVector<Value> yielded;
+  for (auto [value, keep] :
+       llvm::zip(old.getTerminator()->getOperands(), keepResults))
+    if (keep)
+      yielded.push_back(mapping.lookupOrDefault(value));
+  YieldOp::create(b, map.getLoc(), yielded);
+  return copy;
 }
 
 namespace {

@@ -17,6 +17,17 @@ namespace soac {
 /// The type of one row of a ranked tensor: its element type at rank 1,
 /// otherwise the tensor of the remaining dimensions.
 mlir::Type rowType(mlir::Type tensorType);
+
+/// The one op of an operator body with two arguments (a reduce's or a
+/// histogram's, one accumulator) that combines the two arguments, in either
+/// order, and whose result the body yields; null for any other body.
+mlir::Operation *combiningOp(mlir::Region &body);
+
+/// A copy of `map`, built at `b`'s insertion point, that reads only the
+/// inputs marked in `keepInputs` (the body must not read the others) and
+/// yields only the results marked in `keepResults`.
+MapOp copyMap(mlir::OpBuilder &b, MapOp map, llvm::ArrayRef<bool> keepInputs,
+              llvm::ArrayRef<bool> keepResults);
 } // namespace soac
 
 #endif // SOAC_DIALECT_SOACOPS_H

@@ -278,30 +278,6 @@ struct FuseIntoMap : OpRewritePattern<MapOp> {
   }
 };
 
-/// A copy of `map` computing only the results marked in `keep`.
-MapOp copyWithResults(PatternRewriter &rewriter, MapOp map,
-                      ArrayRef<bool> keep) {
-  SmallVector<Type> types;
-  for (auto [type, kept] : llvm::zip(map.getResultTypes(), keep))
-    if (kept)
-      types.push_back(type);
-  auto copy = MapOp::create(rewriter, map.getLoc(), types, map.getInputs());
-  Block &old = map.getBody().front();
-  Block &body = copy.getBody().emplaceBlock();
-  IRMapping mapping;
-  addArguments(body, old, 0, old.getNumArguments(), mapping);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToEnd(&body);
-  for (Operation &op : old.without_terminator())
-    rewriter.clone(op, mapping);
-  SmallVector<Value> yielded;
-  for (auto [value, kept] : llvm::zip(old.getTerminator()->getOperands(), keep))
-    if (kept)
-      yielded.push_back(mapping.lookupOrDefault(value));
-  YieldOp::create(rewriter, map.getLoc(), yielded);
-  return copy;
-}
-
 /// A cheap map read by SOACs of different kinds is copied once per reader
 /// (each copy computing the results that reader reads), so that every copy
 /// fuses into its reader. Rooted at the readers, so that this happens before
@@ -324,7 +300,8 @@ struct RecomputeForReaders : OpRewritePattern<OpT> {
         SmallVector<bool> read = llvm::map_to_vector(
             producer.getResults(),
             [&](Value r) { return llvm::is_contained(r.getUsers(), reader); });
-        MapOp copy = copyWithResults(rewriter, producer, read);
+        SmallVector<bool> allInputs(producer.getInputs().size(), true);
+        MapOp copy = copyMap(rewriter, producer, allInputs, read);
         auto next = copy.getResults().begin();
         for (auto [result, kept] : llvm::zip(producer.getResults(), read))
           if (kept)

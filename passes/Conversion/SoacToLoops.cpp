@@ -236,8 +236,8 @@ Value maxThreads(ImplicitLocOpBuilder &b) {
 /// add their costs (chunk partials, an OpenMP region per loop). Without
 /// OpenMP, only `build(false)`.
 SmallVector<Value>
-chooseByWork(ImplicitLocOpBuilder &b, const ConvertSoacToLoopsOptions &options, Value work,
-             TypeRange types,
+chooseByWork(ImplicitLocOpBuilder &b, const ConvertSoacToLoopsOptions &options,
+             Value work, TypeRange types,
              function_ref<SmallVector<Value>(bool parallel)> build) {
   if (!options.openmp)
     return build(false);
@@ -1104,10 +1104,6 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
   }
 };
 
-/// A tensor.splat that runs per row of a SOAC (a neutral element of a fold
-/// in a body, say) becomes sequential loops filling a new tensor: left
-/// alone, it would bufferize to a linalg fill that becomes a parallel loop,
-/// entering a parallel region once per row.
 /// A tensor.splat in a loop becomes a fill chosen like a SOAC's loops:
 /// sequential per row of an enclosing SOAC, else a parallel linalg.fill only
 /// when the work and the thread count make it pay (bufferization would make

@@ -94,16 +94,8 @@ SmallVector<Value> Combiner::combine(ImplicitLocOpBuilder &b, ValueRange acc,
 }
 
 bool Combiner::isCommutative() const {
-  Block &block = op.front();
-  if (block.getNumArguments() != 2 || !llvm::hasSingleElement(
-                                          block.without_terminator()))
-    return false;
-  Operation &only = block.front();
-  return only.hasTrait<OpTrait::IsCommutative>() &&
-         only.getNumOperands() == 2 && only.getNumResults() == 1 &&
-         llvm::is_contained(only.getOperands(), block.getArgument(0)) &&
-         llvm::is_contained(only.getOperands(), block.getArgument(1)) &&
-         block.getTerminator()->getOperand(0) == only.getResult(0);
+  Operation *only = combiningOp(op);
+  return only && only->hasTrait<OpTrait::IsCommutative>();
 }
 
 SmallVector<Type> Combiner::workgroupTypes() const {
@@ -242,19 +234,11 @@ blockExclusiveScan(ImplicitLocOpBuilder &b, const Combiner &combiner,
 
 /// The kind of the native atomic for a one-op operator, if any.
 static std::optional<arith::AtomicRMWKind> nativeAtomicKind(Region &op) {
-  Block &block = op.front();
-  if (block.getNumArguments() != 2 ||
-      !llvm::hasSingleElement(block.without_terminator()))
-    return std::nullopt;
-  Operation &only = block.front();
-  if (only.getNumOperands() != 2 ||
-      !llvm::is_contained(only.getOperands(), block.getArgument(0)) ||
-      !llvm::is_contained(only.getOperands(), block.getArgument(1)) ||
-      only.getOperand(0) == only.getOperand(1) ||
-      block.getTerminator()->getOperand(0) != only.getResult(0))
+  Operation *only = combiningOp(op);
+  if (!only)
     return std::nullopt;
   using Kind = arith::AtomicRMWKind;
-  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(&only)
+  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(only)
       .Case([](arith::AddFOp) { return Kind::addf; })
       .Case([](arith::AddIOp) { return Kind::addi; })
       .Case([](arith::MaxSIOp) { return Kind::maxs; })
