@@ -155,9 +155,20 @@ void AdjointBuilder::reexecute(Block &source) {
     for (Value value : captured)
       primals.map(value, parent->primal(value));
   }
-  for (Operation &op : source.without_terminator())
-    b.clone(op, primals);
+  for (Operation &op : source.without_terminator()) {
+    bool residual = op.getNumResults() > 0 &&
+                    llvm::all_of(op.getResults(),
+                                 [&](Value r) { return primals.contains(r); });
+    if (residual)
+      continue;
+    if (auto rule = dyn_cast<ReverseModeOpInterface>(op))
+      rule.reexecute(*this);
+    else
+      cloneForward(op);
+  }
 }
+
+void AdjointBuilder::cloneForward(Operation &op) { b.clone(op, primals); }
 
 LogicalResult AdjointBuilder::sweep(Block &source) {
   for (Operation &op : llvm::reverse(source.without_terminator())) {
@@ -202,7 +213,8 @@ AdjointBuilder::pullBack(ImplicitLocOpBuilder &at, Block &source,
 }
 
 SmallVector<Value> AdjointBuilder::cloneBlock(ImplicitLocOpBuilder &at,
-                                              Block &source, ValueRange args) {
+                                              Block &source, ValueRange args,
+                                              ValueRange alsoOf) {
   IRMapping mapping;
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(*source.getParent(), captured);
@@ -211,9 +223,12 @@ SmallVector<Value> AdjointBuilder::cloneBlock(ImplicitLocOpBuilder &at,
   mapping.map(source.getArguments(), args);
   for (Operation &op : source.without_terminator())
     at.clone(op, mapping);
-  return llvm::map_to_vector(
-      source.getTerminator()->getOperands(),
-      [&](Value v) { return mapping.lookupOrDefault(v); });
+  SmallVector<Value> clones;
+  for (Value v : source.getTerminator()->getOperands())
+    clones.push_back(mapping.lookupOrDefault(v));
+  for (Value v : alsoOf)
+    clones.push_back(mapping.lookupOrDefault(v));
+  return clones;
 }
 
 Value AdjointBuilder::zerosLike(Value value) { return buildZerosLike(b, value); }

@@ -55,6 +55,14 @@ struct SparseAdjoint {
   mlir::Value value;
 };
 
+/// A value computed in the body of a SOAC (`value`, original) that the SOAC's
+/// run in the forward code also yields, one per row (`rows`), so that its
+/// reverse rule reads it instead of computing it again.
+struct Residual {
+  mlir::Value value;
+  mlir::Value rows;
+};
+
 /// One scope of the return sweep and the API the rules build with.
 class AdjointBuilder {
 public:
@@ -122,14 +130,30 @@ public:
            mlir::ValueRange args, mlir::ValueRange seeds);
   /// Clones the ops of `block` with `at`, its arguments bound to `args` and
   /// the values it reads from outside to their re-executed counterparts;
-  /// returns what its terminator would yield.
-  llvm::SmallVector<mlir::Value> cloneBlock(mlir::ImplicitLocOpBuilder &at,
-                                            mlir::Block &block,
-                                            mlir::ValueRange args);
+  /// returns what its terminator would yield, then the clones of `alsoOf`
+  /// (values of `block`).
+  llvm::SmallVector<mlir::Value>
+  cloneBlock(mlir::ImplicitLocOpBuilder &at, mlir::Block &block,
+             mlir::ValueRange args, mlir::ValueRange alsoOf = {});
 
-  /// Re-executes the ops of `block` (not its terminator); its arguments must
-  /// have been mapped.
+  /// Re-executes the ops of `block` (not its terminator), each as its rule
+  /// says (ReverseModeOpInterface::reexecute; cloned by default). Its
+  /// arguments must have been mapped; so may be results of its ops (the
+  /// residuals the owner read from its forward run), which are not computed
+  /// again.
   void reexecute(mlir::Block &block);
+  /// Clones `op` into the forward code, on the re-executed values.
+  void cloneForward(mlir::Operation &op);
+  /// What the forward run of `original` (an op of this scope's block) keeps
+  /// for its reverse rule; none unless its `reexecute` kept some.
+  void keepResiduals(mlir::Operation *original,
+                     llvm::SmallVector<Residual> residuals) {
+    kept[original] = std::move(residuals);
+  }
+  llvm::ArrayRef<Residual> residuals(mlir::Operation *original) const {
+    auto found = kept.find(original);
+    return found == kept.end() ? llvm::ArrayRef<Residual>() : found->second;
+  }
   /// The return sweep over the ops of `block`, last to first.
   mlir::LogicalResult sweep(mlir::Block &block);
 
@@ -158,6 +182,7 @@ private:
   llvm::DenseMap<std::pair<mlir::Value, unsigned>, mlir::Value> adjoints;
   llvm::MapVector<mlir::Value, mlir::Value> outer;
   llvm::SmallVector<SparseAdjoint> sparse;
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<Residual>> kept;
 };
 
 /// A function generated next to `function` for one of its derivatives,

@@ -26,6 +26,14 @@ def ReverseModeOpInterface : OpInterface<"ReverseModeOpInterface"> {
       "capture) given the adjoints of its results.",
       "::llvm::LogicalResult", "reverse",
       (ins "::soac::autodiff::AdjointBuilder &":$adjoints)>,
+    InterfaceMethod<
+      "Re-executes this op in the forward code of its scope (mapping its "
+      "results with `mapPrimal`); may keep residuals for `reverse` "
+      "(AdjointBuilder::keepResiduals). Most ops are cloned as they are.",
+      "void", "reexecute",
+      (ins "::soac::autodiff::AdjointBuilder &":$adjoints),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{ adjoints.cloneForward(*$_op.getOperation()); }]>,
   ];
 }
 

@@ -1,6 +1,8 @@
 //===- SoacRules.cpp - reverse-mode rules of the SOACs --------------------===//
 //
-// map:    x̄s += map (λ x ȳ. vjp body x ȳ) xs ȳs, the body re-executed inside;
+// map:    x̄s += map (λ x ȳ. vjp body x ȳ) xs ȳs, the body re-executed inside,
+//         except its math functions: the map's forward run keeps their
+//         values (one per row) for the adjoint map;
 //         free scalars: per-row contributions summed by reduce (+);
 //         free tensors read by tensor.extract: (index, value) per read,
 //         scattered by reduce_by_index (+); free tensors used whole: per-row
@@ -24,6 +26,7 @@
 
 #include "dialect/SoacOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -84,6 +87,77 @@ void accumulateScatter(AdjointBuilder &a, Value original,
                                                         all, shape));
 }
 
+/// Whether the map body's `op` is worth keeping from the forward run for the
+/// adjoint map: a math function of scalars (exp, tanh, log, ...), which costs
+/// more to compute again per row than one element stored and read back.
+/// Rounding, sign and fused multiply-add ops are as cheap as arithmetic.
+bool isWorthKeeping(Operation &op) {
+  if (!isa<math::MathDialect>(op.getDialect()) || op.getNumResults() != 1 ||
+      !isa<FloatType>(op.getResult(0).getType()))
+    return false;
+  return !isa<math::AbsFOp, math::CopySignOp, math::FmaOp, math::FloorOp,
+              math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(
+      op);
+}
+
+/// The forward run of an active map also yields, per row, the values of its
+/// body's math functions (`isWorthKeeping`), which its adjoint map then reads
+/// instead of computing them a second time. A value the body yields anyway
+/// is kept as that result.
+void reexecuteOf(MapOp map, AdjointBuilder &a) {
+  Block &body = map.getBody().front();
+  SmallVector<Value> kept;
+  if (llvm::any_of(map.getResults(), [&](Value r) { return a.isActive(r); }))
+    for (Operation &op : body.without_terminator())
+      if (isWorthKeeping(op))
+        kept.push_back(op.getResult(0));
+  if (kept.empty())
+    return a.cloneForward(*map);
+
+  ImplicitLocOpBuilder &b = a.builder();
+  Operation *yield = body.getTerminator();
+  SmallVector<Value> extra; // kept values the body does not yield
+  for (Value value : kept)
+    if (!llvm::is_contained(yield->getOperands(), value))
+      extra.push_back(value);
+  int64_t rows = cast<RankedTensorType>(map.getResult(0).getType()).getDimSize(0);
+  SmallVector<Type> types(map.getResultTypes());
+  for (Value value : extra)
+    types.push_back(RankedTensorType::get({rows}, value.getType()));
+  auto run = MapOp::create(b, types, primals(a, map.getInputs()));
+  run->setDiscardableAttrs(map->getDiscardableAttrDictionary());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *clone = b.createBlock(&run.getBody(), {}, body.getArgumentTypes(),
+                                 llvm::map_to_vector(body.getArguments(),
+                                                     [](BlockArgument arg) {
+                                                       return arg.getLoc();
+                                                     }));
+    YieldOp::create(b, a.cloneBlock(b, body, clone->getArguments(), extra));
+  }
+  for (auto [original, result] : llvm::zip(map.getResults(), run.getResults()))
+    a.mapPrimal(original, result);
+  SmallVector<Residual> residuals;
+  auto extraResult = run.getResults().begin() + map.getNumResults();
+  for (Value value : kept) {
+    auto yielded = llvm::find(yield->getOperands(), value);
+    residuals.push_back(
+        {value, yielded != yield->getOperands().end()
+                    ? run.getResult(yielded.getIndex())
+                    : *extraResult++});
+  }
+  a.keepResiduals(map, std::move(residuals));
+}
+
+/// The reverse rule of soac.map, and how a map re-executes (keeping
+/// residuals).
+struct MapRule : ReverseModeOpInterface::ExternalModel<MapRule, MapOp> {
+  LogicalResult reverse(Operation *op, AdjointBuilder &a) const;
+  void reexecute(Operation *op, AdjointBuilder &a) const {
+    reexecuteOf(cast<MapOp>(op), a);
+  }
+};
+
 } // namespace
 
 LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
@@ -104,6 +178,10 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
       inputs.push_back(bar);
       seeded.push_back(i);
     }
+  // And what the forward run kept: those values are read, not recomputed.
+  ArrayRef<Residual> residuals = a.residuals(map);
+  for (const Residual &residual : residuals)
+    inputs.push_back(residual.rows);
 
   // What the adjoint map yields per row, besides the active inputs' adjoints.
   SmallVector<unsigned> activeInputs;
@@ -116,6 +194,9 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
         for (auto [arg, row] :
              llvm::zip(body.getArguments(), rows.take_front(numInputs)))
           scope.mapPrimal(arg, row);
+        for (auto [residual, row] : llvm::zip(
+                 residuals, rows.drop_front(numInputs + seeded.size())))
+          scope.mapPrimal(residual.value, row);
         scope.reexecute(body);
         Operation *yield = body.getTerminator();
         for (auto [k, i] : llvm::enumerate(seeded))
@@ -885,9 +966,14 @@ LogicalResult reverseOf(ReduceByIndexOp histogram, AdjointBuilder &a) {
   return success();
 }
 
+LogicalResult MapRule::reverse(Operation *op, AdjointBuilder &a) const {
+  return reverseOf(cast<MapOp>(op), a);
+}
+
 void registerSoacRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, SoacDialect *) {
-    attachRules<MapOp, ReduceOp, ScanOp, ScatterOp, ReduceByIndexOp>(context);
+    MapOp::attachInterface<MapRule>(*context);
+    attachRules<ReduceOp, ScanOp, ScatterOp, ReduceByIndexOp>(context);
   });
 }
 

@@ -1,0 +1,63 @@
+// A map's run in the forward code also yields, per row, the values of its
+// body's math functions; the adjoint map reads them instead of computing them
+// again (a value the body yields anyway is kept as that result). What the
+// adjoint does not read is dropped by canonicalize.
+// RUN: soac-opt %s --soac-autodiff --canonicalize --cse --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func private @gate__vjp_wrt_0(
+// CHECK-SAME: %[[X:.*]]: tensor<?xf64>, %[[C:.*]]: tensor<?xf64>)
+// CHECK: %[[FWD:.*]]:2 = soac.map ins(%[[X]] : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64>
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: %[[T:.*]] = math.tanh
+// CHECK: soac.yield %[[T]], %[[E]] : f64, f64
+// CHECK: %[[ADJ:.*]] = soac.map ins(%[[C]], %[[FWD]]#1, %[[FWD]]#0 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+// CHECK-NOT: math.
+// CHECK: soac.yield
+// CHECK: return %[[FWD]]#0, %[[ADJ]]
+func.func @gate(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %one = arith.constant 1.0 : f64
+    %n = arith.negf %v : f64
+    %e = math.exp %n : f64
+    %d = arith.addf %one, %e : f64
+    %s = arith.divf %one, %d : f64
+    %t = math.tanh %s : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_gate(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:2 = soac.vjp @gate(%x, %c) : (tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+
+// -----
+
+// y = x · exp(w) with only x differentiated: the adjoint reads exp(w), kept;
+// log(x)'s value is never read by the adjoint (its partial is 1/x), so the
+// forward run does not keep it.
+// CHECK-LABEL: func.func private @scaled__vjp_wrt_0(
+// CHECK: %[[FWD:.*]]:2 = soac.map
+// CHECK: math.exp
+// CHECK: math.log
+// CHECK: soac.yield %{{.*}}, %{{.*}} : f64, f64
+// CHECK: soac.map ins(%{{.*}}, %[[FWD]]#1 :
+// CHECK-NOT: math.
+// CHECK: soac.yield
+// CHECK: return
+func.func @scaled(%x: tensor<?xf64>, %w: tensor<?xf64>) -> tensor<?xf64> {
+  %r = soac.map ins(%x, %w : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64, %u: f64):
+    %e = math.exp %u : f64
+    %l = math.log %v : f64
+    %m = arith.mulf %v, %e : f64
+    %s = arith.addf %m, %l : f64
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_scaled(%x: tensor<?xf64>, %w: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:2 = soac.vjp @scaled(%x, %w, %c) wrt [0] : (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
