@@ -87,43 +87,87 @@ void accumulateScatter(AdjointBuilder &a, Value original,
                                                         all, shape));
 }
 
-/// Whether the map body's `op` is worth keeping from the forward run for the
-/// adjoint map: a math function of scalars (exp, tanh, log, ...), which costs
-/// more to compute again per row than one element stored and read back.
+/// A math function of scalars (exp, tanh, log, ...): dearer than arithmetic.
 /// Rounding, sign and fused multiply-add ops are as cheap as arithmetic.
-bool isWorthKeeping(Operation &op) {
-  if (!isa<math::MathDialect>(op.getDialect()) || op.getNumResults() != 1 ||
-      !isa<FloatType>(op.getResult(0).getType()))
-    return false;
-  return !isa<math::AbsFOp, math::CopySignOp, math::FmaOp, math::FloorOp,
+bool isMathFunction(Operation &op) {
+  return isa<math::MathDialect>(op.getDialect()) &&
+         !isa<math::AbsFOp, math::CopySignOp, math::FmaOp, math::FloorOp,
               math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp>(
-      op);
+             op);
+}
+
+/// Whether the outer size of `value` (read in `body`) is the same in every
+/// row of the map owning `body`: static, from outside the body, a row of the
+/// map's inputs, or that of the inputs of the map or scan defining it.
+bool hasUniformOuterSize(Value value, Block &body) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.isDynamicDim(0))
+    return true;
+  if (!body.getParent()->isAncestor(value.getParentRegion()) ||
+      isa<BlockArgument>(value) && value.getParentBlock() == &body)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &body || !isa<MapOp, ScanOp>(def))
+    return false;
+  ValueRange inputs = isa<MapOp>(def) ? cast<MapOp>(def).getInputs()
+                                      : cast<ScanOp>(def).getInputs();
+  return llvm::any_of(inputs,
+                      [&](Value input) { return hasUniformOuterSize(input, body); });
+}
+
+/// Whether the map body's `op` is worth keeping from the forward run for the
+/// adjoint map, which would otherwise compute it again per row: a math
+/// function, or a SOAC whose body does more than arithmetic (a nested SOAC
+/// or loop, a math function), with scalar or vector results of the same
+/// size in every row (so that the map's rows can hold them).
+bool isWorthKeeping(Operation &op, Block &body) {
+  auto keepable = [&](Value result) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    return !type || (type.getRank() == 1 && hasUniformOuterSize(result, body));
+  };
+  if (isMathFunction(op))
+    return op.getNumResults() == 1 &&
+           isa<FloatType>(op.getResult(0).getType());
+  if (!isa<MapOp, ReduceOp, ScanOp>(op) ||
+      !llvm::all_of(op.getResults(), keepable))
+    return false;
+  bool works = false;
+  op.walk([&](Operation *inner) {
+    if (inner != &op && (inner->getNumRegions() > 0 || isMathFunction(*inner)))
+      works = true;
+  });
+  return works;
 }
 
 /// The forward run of an active map also yields, per row, the values of its
-/// body's math functions (`isWorthKeeping`), which its adjoint map then reads
-/// instead of computing them a second time. A value the body yields anyway
-/// is kept as that result.
+/// body that are worth keeping (`isWorthKeeping`) and that it does not yield
+/// anyway, so that its adjoint map reads them (and the values it yields)
+/// instead of computing them a second time.
 void reexecuteOf(MapOp map, AdjointBuilder &a) {
   Block &body = map.getBody().front();
+  Operation *yield = body.getTerminator();
   SmallVector<Value> kept;
   if (llvm::any_of(map.getResults(), [&](Value r) { return a.isActive(r); }))
     for (Operation &op : body.without_terminator())
-      if (isWorthKeeping(op))
-        kept.push_back(op.getResult(0));
+      if (isWorthKeeping(op, body))
+        for (Value result : op.getResults())
+          if (!llvm::is_contained(yield->getOperands(), result))
+            kept.push_back(result);
   if (kept.empty())
     return a.cloneForward(*map);
 
   ImplicitLocOpBuilder &b = a.builder();
-  Operation *yield = body.getTerminator();
-  SmallVector<Value> extra; // kept values the body does not yield
-  for (Value value : kept)
-    if (!llvm::is_contained(yield->getOperands(), value))
-      extra.push_back(value);
   int64_t rows = cast<RankedTensorType>(map.getResult(0).getType()).getDimSize(0);
   SmallVector<Type> types(map.getResultTypes());
-  for (Value value : extra)
-    types.push_back(RankedTensorType::get({rows}, value.getType()));
+  for (Value value : kept) {
+    SmallVector<int64_t> shape{rows};
+    Type element = value.getType();
+    if (auto vector = dyn_cast<RankedTensorType>(element)) {
+      llvm::append_range(shape, vector.getShape());
+      element = vector.getElementType();
+    }
+    types.push_back(RankedTensorType::get(shape, element));
+  }
   auto run = MapOp::create(b, types, primals(a, map.getInputs()));
   run->setDiscardableAttrs(map->getDiscardableAttrDictionary());
   {
@@ -133,19 +177,14 @@ void reexecuteOf(MapOp map, AdjointBuilder &a) {
                                                      [](BlockArgument arg) {
                                                        return arg.getLoc();
                                                      }));
-    YieldOp::create(b, a.cloneBlock(b, body, clone->getArguments(), extra));
+    YieldOp::create(b, a.cloneBlock(b, body, clone->getArguments(), kept));
   }
   for (auto [original, result] : llvm::zip(map.getResults(), run.getResults()))
     a.mapPrimal(original, result);
   SmallVector<Residual> residuals;
-  auto extraResult = run.getResults().begin() + map.getNumResults();
-  for (Value value : kept) {
-    auto yielded = llvm::find(yield->getOperands(), value);
-    residuals.push_back(
-        {value, yielded != yield->getOperands().end()
-                    ? run.getResult(yielded.getIndex())
-                    : *extraResult++});
-  }
+  for (auto [value, rows] :
+       llvm::zip(kept, run.getResults().drop_front(map.getNumResults())))
+    residuals.push_back({value, rows});
   a.keepResiduals(map, std::move(residuals));
 }
 
@@ -178,8 +217,14 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
       inputs.push_back(bar);
       seeded.push_back(i);
     }
-  // And what the forward run kept: those values are read, not recomputed.
-  ArrayRef<Residual> residuals = a.residuals(map);
+  // And the values of the body that the forward run yielded or kept: read,
+  // not computed again (what the sweep does not read is dropped later).
+  SmallVector<Residual> residuals(a.residuals(map));
+  for (auto [result, yielded] :
+       llvm::zip(map.getResults(), body.getTerminator()->getOperands()))
+    if (Operation *def = yielded.getDefiningOp();
+        def && def->getBlock() == &body)
+      residuals.push_back({yielded, a.primal(result)});
   for (const Residual &residual : residuals)
     inputs.push_back(residual.rows);
 

@@ -61,3 +61,41 @@ func.func @d_scaled(%x: tensor<?xf64>, %w: tensor<?xf64>, %c: tensor<?xf64>) -> 
   %r:2 = soac.vjp @scaled(%x, %w, %c) wrt [0] : (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
   return %r#1 : tensor<?xf64>
 }
+
+// -----
+
+// A nested SOAC doing more than arithmetic (here a map of exp) is kept as a
+// row per row of the outer map; the outer adjoint reads it and computes again
+// only the plain sum (the log's partial 1/s needs no log).
+// CHECK-LABEL: func.func private @log_sum_exp__vjp_wrt_0(
+// CHECK: %[[FWD:.*]]:2 = soac.map ins(%{{.*}} : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64>
+// CHECK: %[[E:.*]] = soac.map
+// CHECK: math.exp
+// CHECK: %[[L:.*]] = math.log
+// CHECK: soac.yield %[[L]], %[[E]] : f64, tensor<?xf64>
+// CHECK: soac.map ins(%{{.*}}, %[[FWD]]#1 : tensor<?xf64>, tensor<?x?xf64>)
+// CHECK-NOT: math.
+// CHECK: return %[[FWD]]#0,
+func.func @log_sum_exp(%x: tensor<?x?xf64>) -> tensor<?xf64> {
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %e = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64):
+      %ev = math.exp %v : f64
+      soac.yield %ev : f64
+    }
+    %zero = arith.constant 0.0 : f64
+    %s = soac.reduce ins(%e : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %l = math.log %s : f64
+    soac.yield %l : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_log_sum_exp(%x: tensor<?x?xf64>, %c: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r:2 = soac.vjp @log_sum_exp(%x, %c) : (tensor<?x?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>)
+  return %r#1 : tensor<?x?xf64>
+}
