@@ -20,9 +20,10 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
     its `ReverseModeOpInterface` (attached to arith, math, tensor, func, scf
     and soac ops); an op without a rule is an error at its location.
     canonicalize and cse afterwards remove the re-executed code nothing uses.
-    A map's run in that forward code also yields the values of its body's
-    math functions (exp, tanh, log, ...), one per row, which its adjoint map
-    reads instead of computing them again.
+    A map's run in that forward code also yields, per row, the values of
+    its body's math functions (exp, tanh, log, ...) and of nested SOACs that
+    do more than arithmetic, which its adjoint map reads (with the values
+    the body yields) instead of computing them again.
 
     Loops keep one checkpoint of their carried values per iteration,
     recorded by the loop's run in the re-executed forward code (which then

@@ -1,8 +1,8 @@
 //===- SoacRules.cpp - reverse-mode rules of the SOACs --------------------===//
 //
 // map:    x̄s += map (λ x ȳ. vjp body x ȳ) xs ȳs, the body re-executed inside,
-//         except its math functions: the map's forward run keeps their
-//         values (one per row) for the adjoint map;
+//         except what the map's forward run yields or keeps for it (math
+//         functions, nested SOACs that do more than arithmetic);
 //         free scalars: per-row contributions summed by reduce (+);
 //         free tensors read by tensor.extract: (index, value) per read,
 //         scattered by reduce_by_index (+); free tensors used whole: per-row

@@ -279,6 +279,55 @@ def test_scf_for_with_checkpoints(steps, levels):
     check_vjp(LOOPS, "iterate", [x, np.float64(0.9), table, steps], wrt=[0, 1, 2], checkpoint_levels=levels)
 
 
+KEPT_VALUES = """
+func.func @log_sum_exp_steps(%x: tensor<?x?xf64>, %w: tensor<?xf64>, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+    %rows = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+    ^bb0(%row: tensor<?xf64>):
+      %e = soac.map ins(%row, %w : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb0(%v: f64, %u: f64):
+        %s = arith.mulf %v, %u : f64
+        %t = arith.addf %s, %acc : f64
+        %ev = math.exp %t : f64
+        soac.yield %ev : f64
+      }
+      %s = soac.reduce ins(%e : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb0(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %l = math.log %s : f64
+      %g = math.tanh %l : f64
+      %p = arith.mulf %g, %l : f64
+      soac.yield %p : f64
+    }
+    %total = soac.reduce ins(%rows : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %scaled = arith.mulf %total, %acc : f64
+    %next = arith.addf %scaled, %total : f64
+    %damped = math.sin %next : f64
+    scf.yield %damped : f64
+  }
+  return %r : f64
+}
+"""
+
+
+@pytest.mark.parametrize("rows, columns, steps", [(1, 1, 1), (4, 3, 3), (7, 5, 2)])
+def test_values_kept_by_maps_for_their_adjoints(rows, columns, steps):
+    # The row map keeps its nested exp map (a vector per row) and its log and
+    # tanh (scalars) for its adjoint, inside a loop's backward sweep.
+    x = rng.uniform(-0.5, 0.5, (rows, columns))
+    w = rng.uniform(-0.5, 0.5, columns)
+    check_vjp(KEPT_VALUES, "log_sum_exp_steps", [x, w, steps], wrt=[0, 1])
+
+
 SCANS_AND_SCATTERS = """
 func.func @cumsum(%x: tensor<?xf64>, %w: tensor<?xf64>) -> tensor<?xf64> {
   %zero = arith.constant 0.0 : f64
