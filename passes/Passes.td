@@ -387,6 +387,37 @@ def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   ];
 }
 
+def SoacReportFailedAsserts : Pass<"soac-report-failed-asserts", "mlir::ModuleOp"> {
+  let summary = "Report failed cf.assert checks to the runtime instead of aborting";
+  let description = [{
+    `convert-cf-to-llvm` lowers a failed `cf.assert` to an abort, which takes
+    the calling process (a Python interpreter) down with it. This pass turns
+    each `cf.assert` of host code (not in a GPU kernel) into a call of the
+    runtime's `soac_report_error(message)` when its condition is false;
+    execution then goes on. The runtime keeps the first message of a call
+    and soac's Python runtime raises it as `soac.ExecutionError` when the
+    call returns. soac's own checks make what follows them safe (a map
+    whose inputs disagree in outer size reads the smallest). The CPU
+    pipeline runs it after deallocation.
+
+    ```mlir
+    // before
+    cf.assert %same, "f.py:4:12: 'soac.map': operands have different outer sizes"
+    // after
+    llvm.mlir.global private constant @soac_failed_check_0("f.py:4:12: ...\00")
+    %failed = arith.xori %same, %true : i1
+    scf.if %failed {
+      %message = llvm.mlir.addressof @soac_failed_check_0 : !llvm.ptr
+      llvm.call @soac_report_error(%message) : (!llvm.ptr) -> ()
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect",
+  ];
+}
+
 def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
   let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
   let description = [{

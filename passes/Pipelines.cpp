@@ -139,6 +139,7 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   addBufferization(pm);
   addDeallocation(pm);
   pm.addPass(soac::createSoacCopiesToLoops());
+  pm.addPass(soac::createSoacReportFailedAsserts());
 
   // Parallel loops, then threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

@@ -76,21 +76,25 @@ def test_inputs_are_never_written_and_may_be_strided():
     np.testing.assert_array_equal(x, before)
 
 
-def test_operands_of_different_sizes_stop_the_program_with_a_message():
-    # Compiled code checks sizes that only run time knows; a mismatch aborts
-    # the process (in a child here) rather than reading out of bounds.
-    script = textwrap.dedent(
-        f"""
-        import numpy as np, soac
-        saxpy = soac.compile({PROGRAMS!r}, "saxpy")
-        print("compiled", flush=True)
+def test_operands_of_different_sizes_raise_an_error_naming_the_op():
+    # Compiled code checks sizes that only run time knows; a mismatch is
+    # reported by the runtime library (not an abort), read nothing out of
+    # bounds, and the next call is unaffected.
+    saxpy = soac.compile(PROGRAMS, "saxpy")
+    with pytest.raises(soac.runtime.abi.ExecutionError, match="-:10:8: 'soac.map': operands have different outer sizes"):
         saxpy(1.0, np.ones(3, np.float32), np.ones(4, np.float32))
-        """
-    )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert out.stdout.startswith("compiled\n")
-    assert out.returncode != 0
-    assert "-:10:8: 'soac.map': operands have different outer sizes" in out.stdout + out.stderr
+    with pytest.raises(soac.Error, match="saxpy: .*different outer sizes"):
+        saxpy(1.0, np.ones(5, np.float32), np.ones(2, np.float32))
+    np.testing.assert_array_equal(saxpy(2.0, np.ones(3, np.float32), np.ones(3, np.float32)), np.full(3, 3, np.float32))
+
+
+def test_shared_library_reports_failed_checks(tmp_path):
+    written = soac.compile(PROGRAMS, "saxpy", emit="shared-lib", output=tmp_path)
+    assert "const char *soac_take_error(void);" in written.header.read_text()
+    library = soac.runtime.abi.load_library(str(written.library))
+    with pytest.raises(soac.runtime.abi.ExecutionError, match="operands have different outer sizes"):
+        library.saxpy(1.0, np.ones(3, np.float32), np.ones(4, np.float32))
+    np.testing.assert_array_equal(library.saxpy(1.0, np.ones(2, np.float32), np.ones(2, np.float32)), [2, 2])
 
 
 def test_compiled_code_is_cached_by_ir():

@@ -65,6 +65,29 @@ class DeviceError(*_ERROR_BASES[:-1], RuntimeError):
     """Compiled GPU code that cannot run here (no CUDA driver or device)."""
 
 
+class ExecutionError(*_ERROR_BASES[:-1], RuntimeError):
+    """A check of compiled code that failed at run time (the inputs of a map
+    of different outer sizes); the call's results are discarded."""
+
+
+class FailedChecks:
+    """The failed checks of compiled CPU code, which soac's runtime library
+    keeps (the first of a call) instead of aborting the process."""
+
+    def __init__(self, handle: ctypes.CDLL):
+        self._take = handle.soac_take_error
+        self._take.argtypes = []
+        self._take.restype = ctypes.c_char_p
+
+    def clear(self) -> None:
+        self._take()
+
+    def raise_first(self, function: str) -> None:
+        message = self._take()
+        if message:
+            raise ExecutionError(f"{function}: {message.decode()}")
+
+
 class GpuMemory:
     """The managed memory of soac's GPU runtime, found in a loaded library."""
 
@@ -178,10 +201,18 @@ class CompiledFunction:
     """A compiled function callable on numpy arrays; see the module docstring
     for the ABI. ``keepalive`` holds whatever keeps the code loaded."""
 
-    def __init__(self, signature: Signature, address: int, keepalive: Any = None, gpu: GpuMemory | None = None):
+    def __init__(
+        self,
+        signature: Signature,
+        address: int,
+        keepalive: Any = None,
+        gpu: GpuMemory | None = None,
+        checks: FailedChecks | None = None,
+    ):
         self.signature = signature
         self._keepalive = keepalive
         self._gpu = gpu
+        self._checks = checks
         packed = len(signature.results) > 1 or (
             len(signature.results) == 1 and signature.results[0].is_tensor
         )
@@ -203,17 +234,22 @@ class CompiledFunction:
         arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
         if self._gpu is not None:
             return self._call_on_gpu(arrays)
+        if self._checks is not None:
+            self._checks.clear()
         results = self._raw_call(arrays)
+        if self._result_struct is not None:
+            allocations: dict[int, _Allocation] = {}  # results may share a buffer
+            results = [
+                _owned_array(getattr(results, f"r{i}"), r, allocations)
+                if r.is_tensor
+                else _scalar_result(getattr(results, f"r{i}"), r)
+                for i, r in enumerate(spec.results)
+            ]
+        if self._checks is not None:  # (after the arrays own the result buffers)
+            self._checks.raise_first(spec.name)
         if self._result_struct is None:
             return results
-        allocations: dict[int, _Allocation] = {}  # results may share a buffer
-        values = [
-            _owned_array(getattr(results, f"r{i}"), r, allocations)
-            if r.is_tensor
-            else _scalar_result(getattr(results, f"r{i}"), r)
-            for i, r in enumerate(spec.results)
-        ]
-        return values[0] if len(values) == 1 else tuple(values)
+        return results[0] if len(results) == 1 else tuple(results)
 
     def _raw_call(self, arrays: list[Any]) -> Any:
         """Calls the function on checked arguments: returns its struct of
@@ -348,12 +384,15 @@ class Library:
         self._handle = ctypes.CDLL(self.path)
         self.target = metadata.get("target", "cpu")
         gpu = GpuMemory(self._handle) if self.target == "gpu" else None
+        checks = FailedChecks(self._handle) if self.target == "cpu" else None
         self.functions = {}
         for entry in metadata["functions"]:
             signature = Signature.from_json(entry)
             symbol = getattr(self._handle, "_mlir_ciface_" + signature.name)
             address = ctypes.cast(symbol, ctypes.c_void_p).value
-            self.functions[signature.name] = CompiledFunction(signature, address, keepalive=self._handle, gpu=gpu)
+            self.functions[signature.name] = CompiledFunction(
+                signature, address, keepalive=self._handle, gpu=gpu, checks=checks
+            )
             setattr(self, signature.name, self.functions[signature.name])
 
 

@@ -128,7 +128,9 @@ def c_header(signatures: list[Signature], library: str, gpu: bool = False) -> st
             "const char *soac_gpu_status(void); /* \"ready\", or why GPU code cannot run */\n"
             "void *soac_gpu_alloc(size_t size);\nvoid soac_gpu_free(void *pointer);\n\n"
             if gpu
-            else ""
+            else "/* The first check that failed since the last call of this (operands of a map of\n"
+            " * different sizes: the results are then meaningless), or NULL. */\n"
+            "const char *soac_take_error(void);\n\n"
         )
         + "".join(descriptors.values())
         + "\n"

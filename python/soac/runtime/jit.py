@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
+
 from mlir import execution_engine, ir
 
 from ..errors import Error
 from . import native
-from .abi import CompiledFunction, Signature
+from .abi import CompiledFunction, FailedChecks, Signature
+
+
+@functools.cache
+def _failed_checks() -> FailedChecks:
+    """The runtime library's failed checks (the instance the JIT links to)."""
+    return FailedChecks(ctypes.CDLL(native.soac_runtime_library()))
 
 
 def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
@@ -25,5 +34,5 @@ def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dic
         address = engine.raw_lookup("ciface_" + signature.name)
         if not address:
             raise Error(f"the JIT found no C interface for @{signature.name}")
-        functions[signature.name] = CompiledFunction(signature, address, keepalive=engine)
+        functions[signature.name] = CompiledFunction(signature, address, keepalive=engine, checks=_failed_checks())
     return functions
