@@ -393,12 +393,12 @@ def SoacReportFailedAsserts : Pass<"soac-report-failed-asserts", "mlir::ModuleOp
     `convert-cf-to-llvm` lowers a failed `cf.assert` to an abort, which takes
     the calling process (a Python interpreter) down with it. This pass turns
     each `cf.assert` of host code (not in a GPU kernel) into a call of the
-    runtime's `soac_report_error(message)` when its condition is false;
-    execution then goes on. The runtime keeps the first message of a call
-    and soac's Python runtime raises it as `soac.ExecutionError` when the
-    call returns. soac's own checks make what follows them safe (a map
-    whose inputs disagree in outer size reads the smallest). The CPU
-    pipeline runs it after deallocation.
+    runtime's `soac_report_error(message)` when its condition is false. That
+    function does not return: it stops a call made through
+    `soac_call_checked` (as soac's Python runtime makes them), which returns
+    the message (Python raises `soac.runtime.abi.ExecutionError`), and
+    otherwise, or inside an OpenMP parallel region, prints the message and
+    aborts. The CPU pipeline runs it after deallocation.
 
     ```mlir
     // before

@@ -4,14 +4,15 @@
  * use-generic-functions). Memory comes from malloc, so that whoever receives a
  * result buffer frees it with free(). Large buffers are advised to use
  * transparent huge pages, as numpy does for its arrays: the first touch of a
- * fresh 40 MB buffer then costs about a fifth of the page faults' time. It
- * also keeps the first failed check of a call (soac_report_error).
+ * fresh 40 MB buffer then costs about a fifth of the page faults' time. Its
+ * soac_call_checked stops a call at a failed check (soac_report_error).
  *
  *===----------------------------------------------------------------------===*/
 
 #define _GNU_SOURCE
-#include <stdatomic.h>
+#include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -51,14 +52,40 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
 
 void _mlir_memref_to_llvm_free(void *p) { free(p); }
 
-/* Failed checks of compiled code (soac-report-failed-asserts): the first
- * message since the last soac_take_error, for the caller to raise. Messages
- * are constants of the compiled code. Shared by the threads of a call. */
-static _Atomic(const char *) first_error;
+/* Failed checks of compiled code (soac-report-failed-asserts). A call made
+ * through soac_call_checked stops at the first failed check and returns its
+ * message (the temporaries it had allocated are leaked). Anywhere else, and
+ * inside an OpenMP parallel region (whose other threads wait for this one),
+ * the process prints the message and aborts, as a failed cf.assert does.
+ * Messages are constants of the compiled code. */
+static _Thread_local jmp_buf *checked_call;
+static _Thread_local const char *failed_check;
+
+int omp_in_parallel(void) __attribute__((weak));
 
 void soac_report_error(const char *message) {
-  const char *none = NULL;
-  atomic_compare_exchange_strong(&first_error, &none, message);
+  int in_parallel = omp_in_parallel && omp_in_parallel();
+  if (checked_call && !in_parallel) {
+    failed_check = message;
+    longjmp(*checked_call, 1);
+  }
+  fprintf(stderr, "%s\n", message);
+  fflush(stderr);
+  abort();
 }
 
-const char *soac_take_error(void) { return atomic_exchange(&first_error, NULL); }
+/* Calls `packed` (MLIR's packed interface: an array of pointers to the
+ * arguments, then to the result) on `args`; returns NULL, or the message of
+ * the check that stopped it. */
+const char *soac_call_checked(void (*packed)(void **), void **args) {
+  jmp_buf here;
+  jmp_buf *outer = checked_call;
+  checked_call = &here;
+  if (setjmp(here)) {
+    checked_call = outer;
+    return failed_check;
+  }
+  packed(args);
+  checked_call = outer;
+  return NULL;
+}

@@ -1,12 +1,10 @@
 //===- ReportFailedAsserts.cpp - soac-report-failed-asserts ---------------===//
 //
 // A failed cf.assert aborts the process (convert-cf-to-llvm), which takes a
-// Python interpreter down with it. On the CPU a failed check is reported
-// instead: the assert becomes a call of the runtime's
-// soac_report_error(message) when its condition is false, and execution goes
-// on (the checks soac emits make what follows them safe: a map whose inputs
-// disagree in size reads the smallest). The caller takes the message after
-// the call (soac_take_error) and raises it.
+// Python interpreter down with it. On the CPU a failed check calls the
+// runtime's soac_report_error(message) instead, which does not return: it
+// stops a call made through soac_call_checked (as Python makes them), which
+// returns the message to raise; elsewhere it prints it and aborts.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

@@ -85,23 +85,23 @@ public:
 
   /// The common outer size of the tensors read, looked up through fused maps
   /// (reading a fused map's result size would keep the map alive). Sizes that
-  /// may differ at run time are compared: a mismatch is a failed cf.assert
-  /// with a message naming the op (reported to the caller on the CPU:
-  /// soac-report-failed-asserts), and the loop then reads the smallest
-  /// size, never out of bounds.
+  /// may differ at run time are compared: a mismatch stops the call with a
+  /// message naming the op instead of reading out of bounds (a failed
+  /// cf.assert: soac-report-failed-asserts on the CPU).
   Value size(ImplicitLocOpBuilder &b) const {
     SmallVector<Value> sizes;
     collectSizes(b, tensors, consumer, sizes);
-    Value smallest = sizes.front();
     for (Value other : ArrayRef<Value>(sizes).drop_front()) {
-      if (getConstantIntValue(other) && getConstantIntValue(smallest))
+      if (getConstantIntValue(other) && getConstantIntValue(sizes.front()))
         continue; // the verifier has compared static sizes
       Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                          sizes.front(), other);
       cf::AssertOp::create(b, same, mismatchMessage());
-      smallest = arith::MinUIOp::create(b, smallest, other);
     }
-    return smallest;
+    for (Value size : sizes)
+      if (getConstantIntValue(size))
+        return size;
+    return sizes.front();
   }
 
   /// Row `i` of each tensor; non-null entries of `known` are rows the

@@ -77,9 +77,9 @@ def test_inputs_are_never_written_and_may_be_strided():
 
 
 def test_operands_of_different_sizes_raise_an_error_naming_the_op():
-    # Compiled code checks sizes that only run time knows; a mismatch is
-    # reported by the runtime library (not an abort), read nothing out of
-    # bounds, and the next call is unaffected.
+    # Compiled code checks sizes that only run time knows; a mismatch stops
+    # the call (not the process) before anything is read out of bounds, and
+    # the next call is unaffected.
     saxpy = soac.compile(PROGRAMS, "saxpy")
     with pytest.raises(soac.runtime.abi.ExecutionError, match="-:10:8: 'soac.map': operands have different outer sizes"):
         saxpy(1.0, np.ones(3, np.float32), np.ones(4, np.float32))
@@ -90,7 +90,7 @@ def test_operands_of_different_sizes_raise_an_error_naming_the_op():
 
 def test_shared_library_reports_failed_checks(tmp_path):
     written = soac.compile(PROGRAMS, "saxpy", emit="shared-lib", output=tmp_path)
-    assert "const char *soac_take_error(void);" in written.header.read_text()
+    assert "const char *soac_call_checked(void (*packed)(void **), void **args);" in written.header.read_text()
     library = soac.runtime.abi.load_library(str(written.library))
     with pytest.raises(soac.runtime.abi.ExecutionError, match="operands have different outer sizes"):
         library.saxpy(1.0, np.ones(3, np.float32), np.ones(4, np.float32))

@@ -70,20 +70,22 @@ class ExecutionError(*_ERROR_BASES[:-1], RuntimeError):
     of different outer sizes); the call's results are discarded."""
 
 
-class FailedChecks:
-    """The failed checks of compiled CPU code, which soac's runtime library
-    keeps (the first of a call) instead of aborting the process."""
+class CheckedCalls:
+    """Calls through soac's CPU runtime library (``soac_call_checked``), which
+    stops a call at its first failed check and returns the check's message
+    (instead of aborting the process). Calls go through MLIR's packed
+    interface of the C interface, ``_mlir__mlir_ciface_<name>(void **)``."""
 
     def __init__(self, handle: ctypes.CDLL):
-        self._take = handle.soac_take_error
-        self._take.argtypes = []
-        self._take.restype = ctypes.c_char_p
+        self._call = handle.soac_call_checked
+        self._call.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        self._call.restype = ctypes.c_char_p
 
-    def clear(self) -> None:
-        self._take()
-
-    def raise_first(self, function: str) -> None:
-        message = self._take()
+    def __call__(self, function: str, packed: int, values: list[Any]) -> None:
+        """Calls ``packed`` on ctypes ``values`` (the arguments, then the
+        result's storage), by address."""
+        pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        message = self._call(packed, pointers)
         if message:
             raise ExecutionError(f"{function}: {message.decode()}")
 
@@ -207,12 +209,14 @@ class CompiledFunction:
         address: int,
         keepalive: Any = None,
         gpu: GpuMemory | None = None,
-        checks: FailedChecks | None = None,
+        checked: tuple[CheckedCalls, int] | None = None,
     ):
+        """``checked``: call through ``CheckedCalls`` and the address of the
+        function's packed interface, rather than ``address`` directly."""
         self.signature = signature
         self._keepalive = keepalive
         self._gpu = gpu
-        self._checks = checks
+        self._checked = checked
         packed = len(signature.results) > 1 or (
             len(signature.results) == 1 and signature.results[0].is_tensor
         )
@@ -234,27 +238,24 @@ class CompiledFunction:
         arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
         if self._gpu is not None:
             return self._call_on_gpu(arrays)
-        if self._checks is not None:
-            self._checks.clear()
         results = self._raw_call(arrays)
-        if self._result_struct is not None:
-            allocations: dict[int, _Allocation] = {}  # results may share a buffer
-            results = [
-                _owned_array(getattr(results, f"r{i}"), r, allocations)
-                if r.is_tensor
-                else _scalar_result(getattr(results, f"r{i}"), r)
-                for i, r in enumerate(spec.results)
-            ]
-        if self._checks is not None:  # (after the arrays own the result buffers)
-            self._checks.raise_first(spec.name)
         if self._result_struct is None:
             return results
-        return results[0] if len(results) == 1 else tuple(results)
+        allocations: dict[int, _Allocation] = {}  # results may share a buffer
+        values = [
+            _owned_array(getattr(results, f"r{i}"), r, allocations)
+            if r.is_tensor
+            else _scalar_result(getattr(results, f"r{i}"), r)
+            for i, r in enumerate(spec.results)
+        ]
+        return values[0] if len(values) == 1 else tuple(values)
 
     def _raw_call(self, arrays: list[Any]) -> Any:
         """Calls the function on checked arguments: returns its struct of
         results, or its one scalar result (None without results)."""
         spec = self.signature
+        if self._checked is not None:
+            return self._checked_call(arrays)
         call_args = [
             ctypes.byref(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)
         ]
@@ -264,6 +265,25 @@ class CompiledFunction:
         results = self._result_struct()
         self._function(ctypes.byref(results), *call_args)
         return results
+
+    def _checked_call(self, arrays: list[Any]) -> Any:
+        """``_raw_call`` through the packed interface: a pointer to each
+        argument of the C interface (the results' struct pointer first), then
+        to the scalar result's storage."""
+        spec = self.signature
+        calls, packed = self._checked
+        values = [ctypes.pointer(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)]
+        results = None
+        if self._result_struct is not None:
+            results = self._result_struct()
+            values.insert(0, ctypes.pointer(results))
+        elif spec.results:
+            results = _ctype(spec.results[0])()
+            values.append(results)
+        calls(spec.name, packed, values)
+        if self._result_struct is not None or results is None:
+            return results
+        return _scalar_result(results.value, spec.results[0])
 
     def _call_on_gpu(self, arrays: list[Any]) -> Any:
         """Arguments copied into managed memory, results copied out of it;
@@ -384,14 +404,18 @@ class Library:
         self._handle = ctypes.CDLL(self.path)
         self.target = metadata.get("target", "cpu")
         gpu = GpuMemory(self._handle) if self.target == "gpu" else None
-        checks = FailedChecks(self._handle) if self.target == "cpu" else None
+        checked = CheckedCalls(self._handle) if self.target == "cpu" else None
         self.functions = {}
         for entry in metadata["functions"]:
             signature = Signature.from_json(entry)
             symbol = getattr(self._handle, "_mlir_ciface_" + signature.name)
             address = ctypes.cast(symbol, ctypes.c_void_p).value
+            packed = None
+            if checked is not None:
+                wrapper = getattr(self._handle, "_mlir__mlir_ciface_" + signature.name)
+                packed = (checked, ctypes.cast(wrapper, ctypes.c_void_p).value)
             self.functions[signature.name] = CompiledFunction(
-                signature, address, keepalive=self._handle, gpu=gpu, checks=checks
+                signature, address, keepalive=self._handle, gpu=gpu, checked=packed
             )
             setattr(self, signature.name, self.functions[signature.name])
 

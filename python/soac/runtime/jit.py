@@ -9,13 +9,13 @@ from mlir import execution_engine, ir
 
 from ..errors import Error
 from . import native
-from .abi import CompiledFunction, FailedChecks, Signature
+from .abi import CheckedCalls, CompiledFunction, Signature
 
 
 @functools.cache
-def _failed_checks() -> FailedChecks:
-    """The runtime library's failed checks (the instance the JIT links to)."""
-    return FailedChecks(ctypes.CDLL(native.soac_runtime_library()))
+def _checked_calls() -> CheckedCalls:
+    """Checked calls through the runtime library the JIT links to."""
+    return CheckedCalls(ctypes.CDLL(native.soac_runtime_library()))
 
 
 def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
@@ -34,5 +34,12 @@ def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dic
         address = engine.raw_lookup("ciface_" + signature.name)
         if not address:
             raise Error(f"the JIT found no C interface for @{signature.name}")
-        functions[signature.name] = CompiledFunction(signature, address, keepalive=engine, checks=_failed_checks())
+        # The packed interface of the C interface, for calls that a failed
+        # check stops (soac_call_checked).
+        packed = engine.raw_lookup("_mlir_ciface_" + signature.name)
+        if not packed:
+            raise Error(f"the JIT found no packed interface for @{signature.name}")
+        functions[signature.name] = CompiledFunction(
+            signature, address, keepalive=engine, checked=(_checked_calls(), packed)
+        )
     return functions

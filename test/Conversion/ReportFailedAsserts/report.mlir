@@ -1,5 +1,5 @@
 // soac-report-failed-asserts: a cf.assert of host code calls the runtime's
-// soac_report_error with its message when it fails, and execution goes on;
+// soac_report_error with its message when it fails (which stops the call);
 // one in a GPU kernel is left alone (the kernel traps).
 // RUN: soac-opt %s --soac-report-failed-asserts --split-input-file | FileCheck %s
 
