@@ -88,6 +88,22 @@ def test_operands_of_different_sizes_raise_an_error_naming_the_op():
     np.testing.assert_array_equal(saxpy(2.0, np.ones(3, np.float32), np.ones(3, np.float32)), np.full(3, 3, np.float32))
 
 
+@pytest.mark.parametrize("threads, rows", [(1, 5), (2, 100_000)])
+def test_a_nested_size_mismatch_raises_too(threads, rows):
+    @soac.jit
+    def scale_rows(x, v):
+        return soac.map(lambda row: soac.map(lambda a, b: a * b, row, v), x)
+
+    previous = soac.get_num_threads()
+    soac.set_num_threads(threads)
+    try:
+        with pytest.raises(soac.runtime.abi.ExecutionError, match="'soac.map': operands have different outer sizes"):
+            scale_rows(np.ones((rows, 3)), np.ones(4))
+        np.testing.assert_array_equal(scale_rows(np.ones((rows, 3)), np.full(3, 2.0)), np.full((rows, 3), 2.0))
+    finally:
+        soac.set_num_threads(previous)
+
+
 def test_shared_library_reports_failed_checks(tmp_path):
     written = soac.compile(PROGRAMS, "saxpy", emit="shared-lib", output=tmp_path)
     assert "const char *soac_call_checked(void (*packed)(void **), void **args);" in written.header.read_text()
