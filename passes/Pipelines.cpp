@@ -88,6 +88,10 @@ void addBufferization(OpPassManager &pm) {
   // and a sequential loop (which is inside the loop when the SOAC is), then
   // out of the loop. Allocations are not moved out of parallel loops (each
   // thread needs its own) nor out of loops that yield them.
+  // Sizes computed in a loop from values that do not change in it are
+  // computed before it first, so that the allocations they size can follow
+  // (HAND's gradient: 10 of its 95 allocations in loops, 6 % of its time).
+  pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferLoopHoistingPass());
