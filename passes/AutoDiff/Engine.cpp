@@ -170,6 +170,10 @@ void AdjointBuilder::reexecute(Block &source) {
 
 void AdjointBuilder::cloneForward(Operation &op) { b.clone(op, primals); }
 
+void cloneIntoForward(AdjointBuilder &scope, Operation *op) {
+  scope.cloneForward(*op);
+}
+
 LogicalResult AdjointBuilder::sweep(Block &source) {
   for (Operation &op : llvm::reverse(source.without_terminator())) {
     for (unsigned l = 0; l < width; ++l) {

@@ -23,6 +23,10 @@ namespace soac::autodiff {
 
 class AdjointBuilder;
 
+/// How an op re-executes by default (ReverseModeOpInterface::reexecute):
+/// cloned into the forward code of `scope`.
+void cloneIntoForward(AdjointBuilder &scope, mlir::Operation *op);
+
 } // namespace soac::autodiff
 
 #include "passes/ReverseModeOpInterface.h.inc"

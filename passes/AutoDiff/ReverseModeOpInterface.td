@@ -33,7 +33,7 @@ def ReverseModeOpInterface : OpInterface<"ReverseModeOpInterface"> {
       "void", "reexecute",
       (ins "::soac::autodiff::AdjointBuilder &":$adjoints),
       /*methodBody=*/"",
-      /*defaultImplementation=*/[{ adjoints.cloneForward(*$_op.getOperation()); }]>,
+      /*defaultImplementation=*/[{ ::soac::autodiff::cloneIntoForward(adjoints, $_op.getOperation()); }]>,
   ];
 }
 

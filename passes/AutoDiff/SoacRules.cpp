@@ -104,7 +104,7 @@ bool hasUniformOuterSize(Value value, Block &body) {
   if (!type.isDynamicDim(0))
     return true;
   if (!body.getParent()->isAncestor(value.getParentRegion()) ||
-      isa<BlockArgument>(value) && value.getParentBlock() == &body)
+      (isa<BlockArgument>(value) && value.getParentBlock() == &body))
     return true;
   Operation *def = value.getDefiningOp();
   if (!def || def->getBlock() != &body || !isa<MapOp, ScanOp>(def))
