@@ -532,3 +532,21 @@ LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                      "its results, then " + perWidth(width, "tangent") +
                          " per result");
 }
+
+//===----------------------------------------------------------------------===//
+// CheckIndexOp
+//===----------------------------------------------------------------------===//
+
+/// A check of a constant index against a constant size that holds is the
+/// index itself; one that fails stays, to fail at run time if it is reached.
+OpFoldResult CheckIndexOp::fold(FoldAdaptor adaptor) {
+  auto index = dyn_cast_or_null<IntegerAttr>(adaptor.getIndex());
+  auto size = dyn_cast_or_null<IntegerAttr>(adaptor.getSize());
+  if (index && size && index.getValue().ult(size.getValue()))
+    return getIndex();
+  return {};
+}
+
+Speculation::Speculatability CheckIndexOp::getSpeculatability() {
+  return Speculation::NotSpeculatable;
+}

@@ -202,6 +202,50 @@ def Soac_IotaOp : Soac_Op<"iota", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// soac.check_index
+//===----------------------------------------------------------------------===//
+
+// Not speculatable, so that no transformation moves a check out of the code
+// that guards it (out of an scf.if branch or a loop that may run zero times),
+// where it could fail for an access that never happens. Without memory
+// effects, so that SOACs whose bodies check their gathers stay free of side
+// effects (fusion, CSE and DCE treat them as before): an unused check is
+// dead, as the access it guarded is.
+def Soac_CheckIndexOp : Soac_Op<"check_index", [NoMemoryEffect,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
+  let summary = "An index checked against a size: the program stops if it is out of range";
+  let description = [{
+    Returns `index` when `0 <= index < size` (compared as unsigned numbers, so
+    that a negative index is out of range too). Otherwise the program stops
+    with an error that names the op's location, the index and the size:
+    `what` says what was accessed, e.g. `'tensor.extract' dimension 1`.
+
+    `soac-check-indices` puts one before each access at an index that is not
+    known to be in range (`tensor.extract`, `tensor.insert`, the offsets and
+    sizes of slices), so that no compiled program reads or writes outside its
+    buffers. The CPU pipeline lowers it with `soac-lower-checks`: on the
+    calling thread, a failed check stops the call (Python raises
+    `soac.runtime.abi.IndexOutOfRangeError`); inside a parallel loop the
+    failure is recorded, the rest of the iteration is skipped, and the call
+    stops after the loop. In GPU kernels a failed check traps the kernel.
+
+    ```mlir
+    %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
+    %v = tensor.extract %x[%i] : tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Index:$index, Index:$size, StrAttr:$what);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$index `below` $size `,` $what attr-dict";
+  let builders = [
+    OpBuilder<(ins "mlir::Value":$index, "mlir::Value":$size, "llvm::StringRef":$what), [{
+      build($_builder, $_state, $_builder.getIndexType(), index, size, what);
+    }]>,
+  ];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // soac.vjp / soac.jvp
 //===----------------------------------------------------------------------===//
 

@@ -118,8 +118,8 @@ constexpr int64_t kMaxRecomputedOps = 8;
 bool cheapToRecompute(MapOp map) {
   int64_t arithmetic = 0;
   WalkResult walk = map.getBody().walk([&](Operation *op) {
-    if (isa<MapOp, YieldOp, tensor::DimOp, tensor::SplatOp, tensor::ExtractOp>(
-            op))
+    if (isa<MapOp, YieldOp, tensor::DimOp, tensor::SplatOp, tensor::ExtractOp,
+            CheckIndexOp>(op))
       return WalkResult::advance();
     if (isa<arith::ArithDialect>(op->getDialect()) &&
         ++arithmetic <= kMaxRecomputedOps)

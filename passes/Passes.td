@@ -387,33 +387,86 @@ def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   ];
 }
 
-def SoacReportFailedAsserts : Pass<"soac-report-failed-asserts", "mlir::ModuleOp"> {
-  let summary = "Report failed cf.assert checks to the runtime instead of aborting";
+def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
+  let summary = "Check every tensor access at an index not known to be in range";
   let description = [{
-    `convert-cf-to-llvm` lowers a failed `cf.assert` to an abort, which takes
-    the calling process (a Python interpreter) down with it. This pass turns
-    each `cf.assert` of host code (not in a GPU kernel) into a call of the
-    runtime's `soac_report_error(message)` when its condition is false. That
-    function does not return: it stops a call made through
-    `soac_call_checked` (as soac's Python runtime makes them), which returns
-    the message (Python raises `soac.runtime.abi.ExecutionError`), and
-    otherwise, or inside an OpenMP parallel region, prints the message and
-    aborts. The CPU pipeline runs it after deallocation.
+    Puts a `soac.check_index` before each access whose index may be out of
+    range, so that compiled code never reads or writes outside a buffer:
+    the indices of `tensor.extract` and `tensor.insert` (a gather in a map
+    body, `x[i]` in a traced function), the offsets of `tensor.extract_slice`
+    and `tensor.insert_slice` against the offsets at which the slice fits,
+    and a computed `tensor.dim` index against the rank. The access then reads
+    the checked index. Constant indices below static sizes are left alone,
+    and so is everything inside an op or function marked
+    `soac.assume_in_bounds` (for code that has proven its indices). Both
+    pipelines run it after differentiation (so gradients are checked too),
+    unless `check-indices=false`.
 
     ```mlir
     // before
-    cf.assert %same, "f.py:4:12: 'soac.map': operands have different outer sizes"
+    %v = tensor.extract %x[%k] : tensor<?xf32>
     // after
-    llvm.mlir.global private constant @soac_failed_check_0("f.py:4:12: ...\00")
-    %failed = arith.xori %same, %true : i1
-    scf.if %failed {
-      %message = llvm.mlir.addressof @soac_failed_check_0 : !llvm.ptr
-      llvm.call @soac_report_error(%message) : (!llvm.ptr) -> ()
-    }
+    %n = tensor.dim %x, %c0 : tensor<?xf32>
+    %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
+    %v = tensor.extract %x[%i] : tensor<?xf32>
     ```
   }];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::arith::ArithDialect", "mlir::tensor::TensorDialect",
+    "soac::SoacDialect",
+  ];
+}
+
+def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
+  let summary = "Lower run-time checks to calls of soac's runtime, which stop the call instead of the process";
+  let description = [{
+    Turns the run-time checks of host code into calls of soac's CPU runtime
+    when they fail, instead of aborting (`convert-cf-to-llvm` lowers a
+    failed `cf.assert` to an abort, which takes a Python interpreter down
+    with it):
+
+    - `cf.assert` (the outer sizes of a SOAC's operands);
+    - `soac.check_index` (an index against a size; the message gives both);
+    - every `memref.alloc`: its size in bytes must not overflow (nor exceed
+      2^62), and the allocation must succeed (the runtime's allocation
+      function returns null when malloc fails).
+
+    On the calling thread, `soac_report_error(kind, format, a, b)` stops the
+    call made through `soac_call_checked` (Python raises a
+    `soac.runtime.abi.ExecutionError`), and the runtime frees every buffer
+    the call had allocated. Inside a parallel loop (`omp.parallel`,
+    `scf.parallel`), or in a private function that one may call, the other
+    threads cannot be stopped: `soac_record_error` records the first
+    failure, and the rest of the check's block is skipped (the values it
+    yields are zeros), so that nothing out of bounds runs. Each
+    `omp.parallel` tells the runtime which call its threads work for
+    (`soac_parallel_enter`/`exit`), and the call stops after the region
+    (`soac_parallel_check`). Checks inside GPU kernels become `cf.assert`s,
+    which trap the kernel. The CPU pipeline runs this pass after the
+    conversion to OpenMP. With `report-to-runtime=false` (code whose runtime
+    has no checked calls: the GPU pipeline's host code) every
+    `soac.check_index` becomes a `cf.assert` and nothing else changes.
+
+    ```mlir
+    // before
+    %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
+    // after (host code)
+    %ok = arith.cmpi ult, %k, %n : index
+    %failed = arith.xori %ok, %true : i1
+    scf.if %failed {
+      %format = llvm.mlir.addressof @soac_check_0 : !llvm.ptr
+      llvm.call @soac_report_error(%kind, %format, %k64, %n64) : (i32, !llvm.ptr, i64, i64) -> ()
+    }
+    ```
+  }];
+  let options = [
+    Option<"reportToRuntime", "report-to-runtime", "bool", "true",
+           "Call soac's runtime when a check fails (false: checks of "
+           "indices become cf.asserts)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect",
   ];
 }

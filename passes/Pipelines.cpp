@@ -38,6 +38,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "an OpenMP runtime such as libiomp5 at run time); "
                      "false gives sequential code"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> checkIndices{
+      *this, "check-indices",
+      llvm::cl::desc("Check every tensor access at an index not known to be "
+                     "in range (soac-check-indices); false for code that has "
+                     "proven its indices"),
+      llvm::cl::init(true)};
 };
 
 /// soac.vjp / soac.jvp expanded, then the generated functions inlined (so
@@ -53,6 +59,13 @@ void addDerivativeExpansion(OpPassManager &pm) {
   // CSE makes rows a map yields several times the same value: one result
   // then serves every reader (one tensor, not one per adjoint reading it).
   pm.addPass(createCanonicalizerPass());
+}
+
+/// Run-time checks of the indices of every tensor access, gradients'
+/// included, before the SOACs are lowered (they carry the checks along).
+void addIndexChecks(OpPassManager &pm, bool enabled) {
+  if (enabled)
+    pm.addPass(soac::createSoacCheckIndices());
 }
 
 /// Tensors -> buffers for functions whose SOACs are lowered; function
@@ -131,6 +144,7 @@ void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
 void buildLowerToCpuPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options) {
   addDerivativeExpansion(pm);
+  addIndexChecks(pm, options.checkIndices);
 
   // soac -> loops on tensors.
   soac::ConvertSoacToLoopsOptions loops;
@@ -143,14 +157,14 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   addBufferization(pm);
   addDeallocation(pm);
   pm.addPass(soac::createSoacCopiesToLoops());
-  pm.addPass(soac::createSoacReportFailedAsserts());
-
   // Parallel loops, then threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
+  // After the conversion to OpenMP, which decides what runs in parallel.
+  pm.addPass(soac::createSoacLowerChecks());
 
   addHostToLLVM(pm, createConvertToLLVMPass());
 }
@@ -172,11 +186,18 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
       *this, "opt-level",
       llvm::cl::desc("Optimization level of the NVVM compilation"),
       llvm::cl::init(3)};
+  PassOptions::Option<bool> checkIndices{
+      *this, "check-indices",
+      llvm::cl::desc("Check every tensor access at an index not known to be "
+                     "in range (soac-check-indices); false for code that has "
+                     "proven its indices"),
+      llvm::cl::init(true)};
 };
 
 void buildLowerToNvvmPipeline(OpPassManager &pm,
                               const NvvmPipelineOptions &options) {
   addDerivativeExpansion(pm);
+  addIndexChecks(pm, options.checkIndices);
 
   // soac -> kernels on buffers inside functions on tensors.
   pm.addPass(soac::createConvertSoacToGPU());
@@ -191,6 +212,11 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   // After outlining: deallocation cannot see through gpu.launch regions.
   addDeallocation(pm);
+  // Index checks as cf.asserts: the GPU runtime has no checked calls yet, so
+  // a failure aborts on the host and traps a kernel.
+  soac::SoacLowerChecksOptions checks;
+  checks.reportToRuntime = false;
+  pm.addPass(soac::createSoacLowerChecks(checks));
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

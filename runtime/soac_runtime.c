@@ -1,21 +1,24 @@
-/*===- soac_runtime.c - memory and failed checks of compiled soac code -----===*
+/*===- soac_runtime.c - memory of compiled soac code ------------------------===*
  *
  * The allocation functions compiled code calls (finalize-memref-to-llvm with
  * use-generic-functions). Memory comes from malloc, so that whoever receives a
  * result buffer frees it with free(). Large buffers are advised to use
  * transparent huge pages, as numpy does for its arrays: the first touch of a
- * fresh 40 MB buffer then costs about a fifth of the page faults' time. Its
- * soac_call_checked stops a call at a failed check (soac_report_error).
+ * fresh 40 MB buffer then costs about a fifth of the page faults' time.
+ * Allocation failure returns NULL, which compiled code checks
+ * (soac-lower-checks). Buffers allocated during a checked call are tracked,
+ * so that a failed call frees them (soac_calls.c).
  *
  *===----------------------------------------------------------------------===*/
 
 #define _GNU_SOURCE
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "soac_calls.h"
 
 enum { HUGE_PAGE_THRESHOLD = 4 << 20 };
 
@@ -34,9 +37,11 @@ static void advise_huge_pages(void *p, size_t size) {
 #endif
 }
 
+/* malloc(0) may return NULL, which compiled code takes for a failure. */
 void *_mlir_memref_to_llvm_alloc(size_t size) {
-  void *p = malloc(size);
+  void *p = malloc(size ? size : 1);
   advise_huge_pages(p, size);
+  soac_track_allocation(p);
   return p;
 }
 
@@ -44,48 +49,14 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   void *p = NULL;
   if (alignment < sizeof(void *))
     alignment = sizeof(void *);
-  if (posix_memalign(&p, alignment, size) != 0)
+  if (posix_memalign(&p, alignment, size ? size : 1) != 0)
     return NULL;
   advise_huge_pages(p, size);
+  soac_track_allocation(p);
   return p;
 }
 
-void _mlir_memref_to_llvm_free(void *p) { free(p); }
-
-/* Failed checks of compiled code (soac-report-failed-asserts). A call made
- * through soac_call_checked stops at the first failed check and returns its
- * message (the temporaries it had allocated are leaked). Anywhere else, and
- * inside an OpenMP parallel region (whose other threads wait for this one),
- * the process prints the message and aborts, as a failed cf.assert does.
- * Messages are constants of the compiled code. */
-static _Thread_local jmp_buf *checked_call;
-static _Thread_local const char *failed_check;
-
-int omp_in_parallel(void) __attribute__((weak));
-
-void soac_report_error(const char *message) {
-  int in_parallel = omp_in_parallel && omp_in_parallel();
-  if (checked_call && !in_parallel) {
-    failed_check = message;
-    longjmp(*checked_call, 1);
-  }
-  fprintf(stderr, "%s\n", message);
-  fflush(stderr);
-  abort();
-}
-
-/* Calls `packed` (MLIR's packed interface: an array of pointers to the
- * arguments, then to the result) on `args`; returns NULL, or the message of
- * the check that stopped it. */
-const char *soac_call_checked(void (*packed)(void **), void **args) {
-  jmp_buf here;
-  jmp_buf *outer = checked_call;
-  checked_call = &here;
-  if (setjmp(here)) {
-    checked_call = outer;
-    return failed_check;
-  }
-  packed(args);
-  checked_call = outer;
-  return NULL;
+void _mlir_memref_to_llvm_free(void *p) {
+  soac_untrack_allocation(p);
+  free(p);
 }

@@ -34,6 +34,12 @@ def _installed_paths():
 
 
 *_tool_dirs, _runner_utils, _c_runner_utils, _openmp, _soac_runtime = _installed_paths()
+# SOAC_OPT=<path of a soac-opt> tests that binary instead of the installed one
+# (`make asan` points it at the AddressSanitizer build).
+if os.environ.get("SOAC_OPT"):
+    if os.path.basename(os.environ["SOAC_OPT"]) != "soac-opt":
+        lit_config.fatal(f"SOAC_OPT must name a file called soac-opt, got {os.environ['SOAC_OPT']}")
+    _tool_dirs.insert(0, os.path.dirname(os.path.abspath(os.environ["SOAC_OPT"])))
 for tool_dir in reversed(_tool_dirs):
     config.environment["PATH"] = tool_dir + os.pathsep + config.environment.get("PATH", os.environ["PATH"])
 config.substitutions.append(("%mlir_runner_utils", _runner_utils))

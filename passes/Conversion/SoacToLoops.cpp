@@ -1285,8 +1285,9 @@ struct ConvertSoacToLoopsPass
       return signalPassFailure();
     }
     declareMaxThreads(module);
+    // Index checks stay, for soac-lower-checks.
     WalkResult leftover = module.walk([](Operation *op) {
-      if (isa<SoacDialect>(op->getDialect())) {
+      if (isa<SoacDialect>(op->getDialect()) && !isa<CheckIndexOp>(op)) {
         op->emitOpError() << "could not be lowered to loops";
         return WalkResult::interrupt();
       }

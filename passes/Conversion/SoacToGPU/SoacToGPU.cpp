@@ -608,7 +608,7 @@ struct ConvertSoacToGPUPass
     // inside their parent's kernel.
     SmallVector<Operation *> soacs;
     getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (!isa<SoacDialect>(op->getDialect()))
+      if (!isa<SoacDialect>(op->getDialect()) || isa<CheckIndexOp>(op))
         return WalkResult::advance();
       soacs.push_back(op);
       return WalkResult::skip();

@@ -48,6 +48,15 @@ def _iota(interp, op, operands):
     return [np.arange(size, dtype=element_dtype(result_type))]
 
 
+@handles("soac.check_index")
+def _check_index(interp, op, operands):
+    index, size = (int(v) for v in operands)
+    if not 0 <= index < size:
+        what = ir.StringAttr(op.attributes["what"]).value
+        raise fail(op, f"{what}: index {index} is out of range for size {size}")
+    return [np.int64(index)]
+
+
 @handles("soac.map")
 def _map(interp, op, operands):
     n = _outer_size(op, operands, "inputs")

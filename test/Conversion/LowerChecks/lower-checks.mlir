@@ -1,0 +1,163 @@
+// soac-lower-checks: run-time checks of host code call soac's runtime when
+// they fail: on the calling thread soac_report_error (which stops the call),
+// in parallel code soac_record_error, with the rest of the block skipped.
+// RUN: soac-opt %s --soac-lower-checks --split-input-file | FileCheck %s
+
+// CHECK-LABEL: llvm.func @soac_report_error(i32, !llvm.ptr, i64, i64)
+// CHECK-LABEL: func.func @host_assert
+// CHECK-SAME: (%[[A:.*]]: index, %[[B:.*]]: index)
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[A]], %[[B]]
+// CHECK-NOT: cf.assert
+// CHECK: %[[FAILED:.*]] = arith.xori %[[SAME]], %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK: %[[KIND:.*]] = arith.constant 1 : i32
+// CHECK: %[[FORMAT:.*]] = llvm.mlir.addressof @soac_check_0 : !llvm.ptr
+// CHECK: llvm.call @soac_report_error(%[[KIND]], %[[FORMAT]], %{{.*}}, %{{.*}})
+// CHECK: }
+// CHECK: %[[N:.*]] = arith.minui %[[A]], %[[B]]
+// CHECK: return %[[N]]
+func.func @host_assert(%a: index, %b: index) -> index {
+  %same = arith.cmpi eq, %a, %b : index
+  cf.assert %same, "f.py:1:1: 100% different"
+  %n = arith.minui %a, %b : index
+  return %n : index
+}
+
+// -----
+
+// An index check on the host: the message has the location, what was
+// accessed, and printf conversions for the index and the size.
+// CHECK: llvm.mlir.global private constant @soac_check_0("f.py:3:5: 'tensor.extract' dimension 0: index %lld is out of range for size %lld\00")
+// CHECK-LABEL: func.func @host_index
+// CHECK-SAME: (%[[X:.*]]: memref<?xf32>, %[[I:.*]]: index, %[[N:.*]]: index)
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[I]], %[[N]]
+// CHECK: scf.if
+// CHECK: %[[KIND:.*]] = arith.constant 2 : i32
+// CHECK: %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: llvm.call @soac_report_error(%[[KIND]], %{{.*}}, %[[I64]], %[[N64]])
+// CHECK-NOT: soac.check_index
+// CHECK: memref.load %[[X]][%[[I]]]
+func.func @host_index(%x: memref<?xf32>, %i: index, %n: index) -> f32 {
+  %j = soac.check_index %i below %n, "'tensor.extract' dimension 0" loc("f.py":3:5)
+  %v = memref.load %x[%j] : memref<?xf32>
+  return %v : f32
+}
+
+// -----
+
+// In a parallel loop the failure is recorded and the rest of the iteration
+// is skipped: the load runs only when the index is in range.
+// CHECK-LABEL: func.func @parallel_index
+// CHECK: scf.parallel (%[[K:.*]]) =
+// CHECK: %[[I:.*]] = memref.load
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[I]], %{{.*}}
+// CHECK: llvm.call @soac_record_error
+// CHECK: scf.if %[[OK]] {
+// CHECK-NEXT: %[[V:.*]] = memref.load %{{.*}}[%[[I]]]
+// CHECK-NEXT: memref.store %[[V]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
+func.func @parallel_index(%x: memref<?xf32>, %idx: memref<?xindex>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %idx, %c0 : memref<?xindex>
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.parallel (%k) = (%c0) to (%m) step (%c1) {
+    %i = memref.load %idx[%k] : memref<?xindex>
+    %j = soac.check_index %i below %n, "'tensor.extract' dimension 0"
+    %v = memref.load %x[%j] : memref<?xf32>
+    memref.store %v, %out[%k] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Values the skipped code yields to the rest are zeros when it is skipped.
+// CHECK-LABEL: func.func @parallel_assert_yields
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = {{.*}}) -> (f32)
+// CHECK: llvm.call @soac_record_error(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, !llvm.ptr, i64, i64) -> ()
+// CHECK: %[[SUM:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK: %[[ADDED:.*]] = arith.addf %[[ACC]]
+// CHECK: scf.yield %[[ADDED]] : f32
+// CHECK: } else {
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.yield %[[ZERO]] : f32
+// CHECK: scf.yield %[[SUM]] : f32
+func.func @parallel_assert_yields(%x: memref<?xf32>, %n: index, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%k) = (%c0) to (%n) step (%c1) {
+    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+      %m = memref.dim %x, %c0 : memref<?xf32>
+      %same = arith.cmpi eq, %m, %n : index
+      cf.assert %same, "sizes differ"
+      %v = memref.load %x[%i] : memref<?xf32>
+      %added = arith.addf %acc, %v : f32
+      scf.yield %added : f32
+    }
+    memref.store %s, %out[%k] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Every allocation: its size in bytes must not overflow, and it must succeed.
+// CHECK-LABEL: func.func @allocation
+// CHECK-SAME: (%[[N:.*]]: index)
+// CHECK: %[[LOW:.*]], %[[HIGH:.*]] = arith.mului_extended %{{.*}}, %[[N]] : index
+// CHECK: llvm.call @soac_report_error
+// CHECK: %[[BUFFER:.*]] = memref.alloc(%[[N]]) : memref<?xf64>
+// CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[BUFFER]]
+// CHECK: %[[ALLOCATED:.*]] = arith.cmpi ne, %[[ADDRESS]], %{{.*}}
+// CHECK: %[[KIND:.*]] = arith.constant 3 : i32
+// CHECK: llvm.call @soac_report_error(%[[KIND]]
+// CHECK: return %[[BUFFER]]
+func.func @allocation(%n: index) -> memref<?xf64> {
+  %buffer = memref.alloc(%n) : memref<?xf64>
+  return %buffer : memref<?xf64>
+}
+
+// -----
+
+// The threads of a parallel region learn the call they work for; the call
+// stops after the region if one of them failed.
+// CHECK-LABEL: func.func @region
+// CHECK: %[[CALL:.*]] = llvm.call @soac_parallel_call() : () -> !llvm.ptr
+// CHECK: omp.parallel {
+// CHECK-NEXT: llvm.call @soac_parallel_enter(%[[CALL]])
+// CHECK: llvm.call @soac_parallel_exit()
+// CHECK-NEXT: omp.terminator
+// CHECK: llvm.call @soac_parallel_check(%[[CALL]])
+func.func @region() {
+  omp.parallel {
+    omp.terminator
+  }
+  return
+}
+
+// -----
+
+// Checks inside a GPU kernel trap it (cf.assert).
+// CHECK-LABEL: func.func @kernel_checks
+// CHECK: gpu.launch
+// CHECK: %[[OK:.*]] = arith.cmpi ult
+// CHECK: cf.assert %[[OK]], "{{.*}}'tensor.extract' dimension 0: index out of range"
+// CHECK: cf.assert
+// CHECK-NOT: soac_report_error
+func.func @kernel_checks(%a: index, %b: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %i = soac.check_index %a below %b, "'tensor.extract' dimension 0"
+    %same = arith.cmpi eq, %i, %b : index
+    cf.assert %same, "in a kernel"
+    gpu.terminator
+  }
+  return
+}
