@@ -134,7 +134,17 @@ template <typename SliceOp> void checkSlice(SliceOp slice, Value tensor) {
 
 struct SoacCheckIndicesPass
     : soac::impl::SoacCheckIndicesBase<SoacCheckIndicesPass> {
+  using SoacCheckIndicesBase::SoacCheckIndicesBase;
+
   void runOnOperation() override {
+    if (assumeInBounds) {
+      // Checks made earlier (by the reverse rule of tensor.extract) go too.
+      getOperation().walk([](soac::CheckIndexOp check) {
+        check.replaceAllUsesWith(check.getIndex());
+        check.erase();
+      });
+      return;
+    }
     getOperation().walk([&](Operation *op) {
       if (assumedInBounds(op))
         return;

@@ -399,8 +399,10 @@ def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
     the checked index. Constant indices below static sizes are left alone,
     and so is everything inside an op or function marked
     `soac.assume_in_bounds` (for code that has proven its indices). Both
-    pipelines run it after differentiation (so gradients are checked too),
-    unless `check-indices=false`.
+    pipelines run it after differentiation (so gradients are checked too);
+    with `check-indices=false` they run it with `assume-in-bounds`, which
+    removes every check instead (the reverse rule of `tensor.extract` checks
+    the indices of the adjoint's accumulation too).
 
     ```mlir
     // before
@@ -411,6 +413,10 @@ def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
     %v = tensor.extract %x[%i] : tensor<?xf32>
     ```
   }];
+  let options = [
+    Option<"assumeInBounds", "assume-in-bounds", "bool", "false",
+           "Remove every soac.check_index instead of adding checks">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::tensor::TensorDialect",
     "soac::SoacDialect",

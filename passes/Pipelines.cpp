@@ -64,8 +64,9 @@ void addDerivativeExpansion(OpPassManager &pm) {
 /// Run-time checks of the indices of every tensor access, gradients'
 /// included, before the SOACs are lowered (they carry the checks along).
 void addIndexChecks(OpPassManager &pm, bool enabled) {
-  if (enabled)
-    pm.addPass(soac::createSoacCheckIndices());
+  soac::SoacCheckIndicesOptions options;
+  options.assumeInBounds = !enabled;
+  pm.addPass(soac::createSoacCheckIndices(options));
 }
 
 /// Tensors -> buffers for functions whose SOACs are lowered; function

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <functional>
 
@@ -20,10 +21,20 @@ SmallVector<Value> primals(AdjointBuilder &a, ValueRange values) {
 } // namespace
 
 /// A read: its adjoint is added at the same place (sparsely when the tensor
-/// is free in a SOAC body: see AdjointBuilder::accumulateAt).
+/// is free in a SOAC body: see AdjointBuilder::accumulateAt). The indices
+/// are checked there as the read checks them (soac-check-indices), so that a
+/// gradient fails where its primal does, even when the primal read itself is
+/// dead (a sparse accumulation would drop an index out of range silently).
 LogicalResult reverseOf(tensor::ExtractOp op, AdjointBuilder &a) {
-  a.accumulateAt(op.getTensor(), primals(a, op.getIndices()),
-                 a.adjoint(op.getResult()));
+  SmallVector<Value> indices = primals(a, op.getIndices());
+  ImplicitLocOpBuilder &b = a.builder();
+  Value tensor = a.primal(op.getTensor());
+  for (size_t dim = 0; dim < indices.size(); ++dim)
+    indices[dim] = CheckIndexOp::create(
+        b, op.getLoc(), indices[dim],
+        tensor::DimOp::create(b, op.getLoc(), tensor, dim),
+        llvm::formatv("'tensor.extract' dimension {0}", dim).str());
+  a.accumulateAt(op.getTensor(), indices, a.adjoint(op.getResult()));
   return success();
 }
 

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace soac {
@@ -266,8 +267,10 @@ void lowerIndexCheck(Runtime &runtime, soac::CheckIndexOp check,
 std::pair<Value, Value> allocationBytes(ImplicitLocOpBuilder &b,
                                         memref::AllocOp alloc) {
   MemRefType type = alloc.getType();
-  unsigned elementBits = type.getElementTypeBitWidth();
-  Value bytes = arith::ConstantIndexOp::create(b, std::max(elementBits / 8, 1u));
+  uint64_t elementBytes =
+      DataLayout::closest(alloc).getTypeSize(type.getElementType());
+  Value bytes = arith::ConstantIndexOp::create(
+      b, std::max<int64_t>(static_cast<int64_t>(elementBytes), 1));
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value overflow = arith::ConstantIntOp::create(b, 0, 1);
   unsigned dynamic = 0;

@@ -27,7 +27,7 @@ from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
 from .autodiff import Derivative
 from .forward import Jacobian, jacfwd, jacrev
-from .compiler import compile, lower
+from .compiler import compile, get_jit_cache_size, lower, set_jit_cache_size
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
@@ -36,7 +36,8 @@ from .frontend import (
     ArgSpec, Array, CustomDerivatives, TraceError, cond, custom_jvp, custom_vjp, fori_loop, grad, hvp, iota, jit, jvp,
     map, reduce, reduce_by_index, scan, scatter, value_and_grad, vjp, while_loop,
 )
-from . import math, numpy  # noqa: E402  (namespaces of the frontend)
+from .frontend.jit import forget_compiled_code as _forget_compiled_code
+from . import compiler, math, numpy  # noqa: E402  (namespaces of the frontend)
 
 __all__ = [
     "ArgSpec",
@@ -52,12 +53,14 @@ __all__ = [
     "TraceError",
     "VerificationError",
     "builders",
+    "clear_caches",
     "compile",
     "cond",
     "custom_jvp",
     "custom_vjp",
     "dialect",
     "fori_loop",
+    "get_jit_cache_size",
     "get_num_threads",
     "grad",
     "hvp",
@@ -79,12 +82,22 @@ __all__ = [
     "register_dialect",
     "scan",
     "scatter",
+    "set_jit_cache_size",
     "set_num_threads",
     "value_and_grad",
     "verify",
     "vjp",
     "while_loop",
 ]
+
+
+def clear_caches() -> None:
+    """Drops all compiled code soac caches, as ``jax.clear_caches`` does: the
+    JIT cache of :func:`soac.compile` and the code of every :func:`soac.jit`
+    function's traces (they compile again on their next call). Functions
+    returned by ``soac.compile`` stay usable."""
+    compiler.clear_jit_cache()
+    _forget_compiled_code()
 
 
 def register_dialect(context: _ir.Context | None = None) -> None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -39,22 +41,108 @@ from .types import numpy_dtype
 TARGETS = ("cpu", "gpu")
 EMITS = ("jit", "shared-lib")
 
-# Compiled functions by (IR text, function, options): compiling the same
-# program twice returns the same code.
-_jit_cache: dict[tuple, CompiledFunction] = {}
+_DEFAULT_JIT_CACHE_SIZE = 64
+
+
+class _JitCache:
+    """Compiled functions by (IR text, function, options), at most ``size``
+    of them: compiling a program again returns the same code while it is
+    cached, and the least recently compiled (or looked up) one is dropped
+    first. A dropped function's code (its ExecutionEngine, about 1.6 MB)
+    is released once no one else holds the function."""
+
+    def __init__(self, size: int):
+        self.size = _checked_size(size)
+        self._entries: OrderedDict[tuple, CompiledFunction] = OrderedDict()
+        self._lock = threading.Lock()  # compile may run on several threads
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple) -> CompiledFunction | None:
+        """The function cached under ``key`` (now the most recent), or None."""
+        with self._lock:
+            compiled = self._entries.get(key)
+            if compiled is not None:
+                self._entries.move_to_end(key)
+            return compiled
+
+    def put(self, key: tuple, compiled: CompiledFunction) -> None:
+        """Caches ``compiled`` as the most recent function."""
+        with self._lock:
+            self._entries[key] = compiled
+            self._entries.move_to_end(key)
+            self._evict()
+
+    def resize(self, size: int) -> None:
+        """Keeps at most ``size`` functions from now on."""
+        with self._lock:
+            self.size = _checked_size(size)
+            self._evict()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def _evict(self) -> None:
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+def _checked_size(size: int) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise Error(f"the JIT cache size must be an integer >= 0, got {size!r}")
+    return size
+
+
+def _size_from_environment() -> int:
+    """``SOAC_JIT_CACHE_SIZE``, or the default when it is not set."""
+    text = os.environ.get("SOAC_JIT_CACHE_SIZE")
+    if text is None:
+        return _DEFAULT_JIT_CACHE_SIZE
+    try:
+        return _checked_size(int(text))
+    except (ValueError, Error):
+        raise Error(f"SOAC_JIT_CACHE_SIZE must be an integer >= 0, got {text!r}") from None
+
+
+_jit_cache = _JitCache(_size_from_environment())
+
+
+def set_jit_cache_size(size: int) -> None:
+    """How many compiled functions ``compile(..., emit="jit")`` keeps (64 by
+    default, or ``SOAC_JIT_CACHE_SIZE`` read at import; 0 caches nothing).
+    Shrinking the cache drops its least recently used functions."""
+    _jit_cache.resize(size)
+
+
+def get_jit_cache_size() -> int:
+    """How many compiled functions the JIT cache keeps."""
+    return _jit_cache.size
+
+
+def clear_jit_cache() -> None:
+    """Drops every compiled function of the JIT cache (see :func:`soac.clear_caches`)."""
+    _jit_cache.clear()
 
 
 @dataclass(frozen=True)
 class CpuOptions:
-    """Options of the soac-lower-to-cpu pipeline."""
+    """Options of the soac-lower-to-cpu pipeline. ``check_indices=False``
+    drops the run-time checks of tensor accesses (soac-check-indices), for
+    code that has proven its indices: an index out of range then reads or
+    writes outside its buffer."""
 
     TARGET: ClassVar[str] = "cpu"
     num_chunks: int = 64
     openmp: bool = True
+    check_indices: bool = True
 
     def pipeline(self) -> str:
-        openmp = "true" if self.openmp else "false"
-        return f"builtin.module(soac-lower-to-cpu{{num-chunks={self.num_chunks} openmp={openmp}}})"
+        return (
+            f"builtin.module(soac-lower-to-cpu{{num-chunks={self.num_chunks} openmp={_flag(self.openmp)} "
+            f"check-indices={_flag(self.check_indices)}}})"
+        )
 
 
 @dataclass(frozen=True)
@@ -68,12 +156,17 @@ class GpuOptions:
     features: str = "+ptx80"
     format: str = "isa"
     opt_level: int = 3
+    check_indices: bool = True
 
     def pipeline(self) -> str:
         return (
             f"builtin.module(soac-lower-to-nvvm{{chip={self.chip} features={self.features} "
-            f"format={self.format} opt-level={self.opt_level}}})"
+            f"format={self.format} opt-level={self.opt_level} check-indices={_flag(self.check_indices)}}})"
         )
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def lower(
@@ -145,8 +238,16 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
 
     Only ``@function`` and the functions it calls are compiled.
     ``emit="jit"`` returns a callable on numpy arrays (arguments are checked
-    against the signature: dtype, rank and static sizes; tensors come back as
-    numpy arrays that own their memory). Compiled code is cached by IR.
+    against the signature: dtype, rank and static sizes, and scalars are
+    converted only where numpy keeps their value; tensors come back as numpy
+    arrays that own their memory and share it with no other result).
+
+    Compiled code is cached by IR text, function and options: compiling the
+    same program again returns the same function. The cache keeps the most
+    recently used functions, 64 by default (``SOAC_JIT_CACHE_SIZE`` at
+    import, or :func:`set_jit_cache_size`); a function dropped from it stays
+    usable, and its code is released once it is no longer referenced.
+    :func:`soac.clear_caches` empties it.
 
     ``emit="shared-lib"`` writes ``lib<function>.so``, a C header, the
     signatures and a standalone ctypes loader into the directory ``output``
@@ -171,16 +272,22 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
                 raise Error('emit="shared-lib" needs an output directory')
             return aot.write_shared_library(lower(module, options=options, only=function), [entry], output, options)
         key = (str(module), function, options)
-        if key not in _jit_cache:
-            lowered = lower(module, options=options, only=function)
-            if target == "gpu":
-                # GPU code runs from a shared library, the way it runs where
-                # MLIR is not installed.
-                library = aot.write_shared_library(lowered, [entry], tempfile.mkdtemp(prefix="soac-gpu-"), options)
-                _jit_cache[key] = library.load().functions[function]
-            else:
-                _jit_cache[key] = jit.jit(lowered, [entry], openmp=options.openmp)[function]
-        return _jit_cache[key]
+        compiled = _jit_cache.get(key)
+        if compiled is None:
+            compiled = _jit(module, function, entry, options)
+            _jit_cache.put(key, compiled)
+        return compiled
+
+
+def _jit(module: ir.Module, function: str, entry: Signature, options: CpuOptions | GpuOptions) -> CompiledFunction:
+    """``@function`` of ``module`` compiled into this process."""
+    lowered = lower(module, options=options, only=function)
+    if options.TARGET == "gpu":
+        # GPU code runs from a shared library, the way it runs where MLIR is
+        # not installed.
+        library = aot.write_shared_library(lowered, [entry], tempfile.mkdtemp(prefix="soac-gpu-"), options)
+        return library.load().functions[function]
+    return jit.jit(lowered, [entry], openmp=options.openmp)[function]
 
 
 def as_module(module: ir.Module | str) -> ir.Module:

@@ -59,7 +59,8 @@ BAD_SCALARS = [
     ("int32", np.int64(2**31), "int64 2147483648", "which is out of the range of int32"),
     ("int64", np.uint64(2**63), "uint64 9223372036854775808", "which is out of the range of int64"),
     ("int64", np.float64(3.0), "float64 3.0", "which numpy does not cast to int64 (same_kind)"),
-    ("int32", np.array(3.0), "an array of dtype float64 and shape ()", "which numpy does not cast to int32 (same_kind)"),
+    ("int32", np.array(3.0), "an array of dtype float64 and shape ()",
+     "which numpy does not cast to int32 (same_kind)"),
     ("float32", 1e40, "float 1e+40", "which overflows float32"),
     ("float32", np.float64(-1e40), "float64 -1e+40", "which overflows float32"),
     ("float16", 70000, "int 70000", "which overflows float16"),
@@ -231,7 +232,10 @@ def test_results_returned_twice_are_freed():
 
 def program(i: int) -> str:
     """A small program of its own: compiling it misses the cache."""
-    return f"func.func @f(%x: f32) -> f32 {{ %c = arith.constant {i}.0 : f32\n %r = arith.addf %x, %c : f32\n return %r : f32 }}"
+    return (
+        f"func.func @f(%x: f32) -> f32 {{\n  %c = arith.constant {i}.0 : f32\n"
+        "  %r = arith.addf %x, %c : f32\n  return %r : f32\n}"
+    )
 
 
 @pytest.fixture

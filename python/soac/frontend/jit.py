@@ -7,6 +7,7 @@ A function is traced once per signature: the dtype and rank of each argument
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +55,8 @@ class Traced:
 class Function:
     """A jitted function: called on numpy arrays and numbers, it traces (once
     per signature), compiles and runs; called inside another trace, it is
-    inlined there."""
+    inlined there. Its traces keep their compiled code as long as the
+    function lives, or until :func:`soac.clear_caches`."""
 
     def __init__(self, fn: Callable[..., Any], options: compiler.CpuOptions = compiler.CpuOptions()):
         functools.update_wrapper(self, fn)
@@ -63,6 +65,7 @@ class Function:
         self._traces: dict[tuple[ArgSpec, ...], Traced] = {}
         self._last: Traced | None = None
         self._context: ir.Context | None = None
+        _functions.add(self)
 
     def __call__(self, *args: Any) -> Any:
         if tracing.active():
@@ -97,6 +100,18 @@ class Function:
         if self._last is None:
             raise Error(f"{self.__name__} has not been traced yet: call it, or pass example arguments")
         return self._last
+
+
+# Every live jitted function, for forget_compiled_code.
+_functions: weakref.WeakSet[Function] = weakref.WeakSet()
+
+
+def forget_compiled_code() -> None:
+    """Drops the compiled code of every live jitted function's traces: the
+    next call compiles again (the traces stay)."""
+    for function in list(_functions):
+        for traced in function._traces.values():
+            traced._compiled = None
 
 
 def jit(fn: Callable[..., Any] | None = None, *, options: compiler.CpuOptions = compiler.CpuOptions()) -> Any:

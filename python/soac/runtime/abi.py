@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import reprlib
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -66,20 +67,44 @@ class DeviceError(*_ERROR_BASES[:-1], RuntimeError):
 
 
 class ExecutionError(*_ERROR_BASES[:-1], RuntimeError):
-    """A check of compiled code that failed at run time (the inputs of a map
-    of different outer sizes); the call's results are discarded."""
+    """A run-time check of compiled code that failed (the inputs of a map of
+    different outer sizes): the call stopped there, before reading or
+    writing out of bounds, and freed everything it had allocated."""
+
+
+class IndexOutOfRangeError(ExecutionError, IndexError):
+    """An index out of range for the tensor it reads or writes (a gather, a
+    slice); the message names the op's source location, the index and the
+    size."""
+
+
+class OutOfMemoryError(ExecutionError, MemoryError):
+    """A buffer that could not be allocated: malloc failed, or its size in
+    bytes overflows (sizes computed from negative or huge numbers)."""
+
+
+# The kinds of failure soac_failure_kind() returns (runtime/soac_calls.h).
+_FAILURES: dict[int, type[ExecutionError]] = {
+    1: ExecutionError,
+    2: IndexOutOfRangeError,
+    3: OutOfMemoryError,
+}
 
 
 class CheckedCalls:
     """Calls through soac's CPU runtime library (``soac_call_checked``), which
-    stops a call at its first failed check and returns the check's message
-    (instead of aborting the process). Calls go through MLIR's packed
-    interface of the C interface, ``_mlir__mlir_ciface_<name>(void **)``."""
+    stops a call at its first failed check, frees what the call allocated,
+    and returns the check's message (instead of aborting the process). Calls
+    go through MLIR's packed interface of the C interface,
+    ``_mlir__mlir_ciface_<name>(void **)``."""
 
     def __init__(self, handle: ctypes.CDLL):
         self._call = handle.soac_call_checked
         self._call.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         self._call.restype = ctypes.c_char_p
+        self._kind = handle.soac_failure_kind
+        self._kind.argtypes = []
+        self._kind.restype = ctypes.c_int
 
     def __call__(self, function: str, packed: int, values: list[Any]) -> None:
         """Calls ``packed`` on ctypes ``values`` (the arguments, then the
@@ -87,7 +112,8 @@ class CheckedCalls:
         pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
         message = self._call(packed, pointers)
         if message:
-            raise ExecutionError(f"{function}: {message.decode()}")
+            error = _FAILURES.get(self._kind(), ExecutionError)
+            raise error(f"{function}: {message.decode(errors='replace')}")
 
 
 class GpuMemory:
@@ -313,12 +339,17 @@ class CompiledFunction:
 
 
 def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -> Any:
+    """``value`` as compiled code takes it: a numpy scalar of the declared
+    dtype, or a C-contiguous array of exactly that dtype. Raises
+    :class:`ArgumentError` for anything numpy would not convert to it
+    unchanged (the rules are in README.md, "Running programs")."""
     where = f"argument #{position} of {function}"
     if not spec.is_tensor:
-        if np.ndim(value) != 0:
-            raise ArgumentError(f"{where} is a scalar of dtype {spec.dtype}, got an array of shape {np.shape(value)}")
-        return value
-    array = np.asarray(value)
+        return _scalar_argument(where, value, np.dtype(spec.dtype))
+    array = _as_array(value)
+    if array is None or array.dtype.kind not in _NUMBER_KINDS + "c":
+        given = _describe(value)
+        raise ArgumentError(f"{where} must be {spec.describe()}; got {given}, which is not an array of numbers")
     if array.dtype != np.dtype(spec.dtype):
         raise ArgumentError(f"{where} must be {spec.describe()}; got dtype {array.dtype}")
     if array.ndim != len(spec.shape):
@@ -328,6 +359,88 @@ def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -
             raise ArgumentError(f"{where} must be {spec.describe()}; got size {size} in dim {dim}")
     # The compiled code assumes the identity layout.
     return np.ascontiguousarray(array)
+
+
+# Kinds of numpy dtypes whose values are real numbers: bool, integers, floats.
+_NUMBER_KINDS = "biuf"
+
+
+def _scalar_argument(where: str, value: Any, dtype: np.dtype) -> np.generic:
+    """``value`` as a numpy scalar of ``dtype``, if that keeps its value
+    (floats rounded to the nearest ``dtype``); an :class:`ArgumentError` saying
+    why not otherwise."""
+    number = _as_number(value)
+    if isinstance(number, np.ndarray) and number.ndim != 0:
+        raise ArgumentError(f"{where} is a scalar of dtype {dtype}, got an array of shape {number.shape}")
+    reason = "which is not a real number" if number is None else _conversion_refusal(number, dtype)
+    if reason is not None:
+        raise ArgumentError(f"{where} must be a scalar of dtype {dtype}; got {_describe(value)}, {reason}")
+    return dtype.type(number)
+
+
+def _as_number(value: Any) -> bool | int | float | np.ndarray | None:
+    """A Python ``bool``, ``int`` or ``float`` itself (numpy's ``float64``
+    subclasses ``float``, but is numpy's); anything else as a numpy array,
+    or None where numpy cannot make one."""
+    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+        return value
+    return _as_array(value)
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    """``np.asarray(value)``, or None where numpy cannot make an array of it
+    (a ragged list, say)."""
+    try:
+        return np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _conversion_refusal(number: bool | int | float | np.ndarray, dtype: np.dtype) -> str | None:
+    """Why ``number`` (a Python number, or a 0-d array) does not convert to
+    ``dtype`` unchanged, or None when it does. Python numbers are judged by
+    value; numpy values must cast by numpy's ``same_kind`` rule, then fit."""
+    if isinstance(number, np.ndarray):
+        if number.dtype.kind not in _NUMBER_KINDS:
+            return "which is not a real number"
+        if not np.can_cast(number.dtype, dtype, "same_kind"):
+            return f"which numpy does not cast to {dtype} (same_kind)"
+        number = number[()]
+    if dtype.kind == "b":
+        is_bool = isinstance(number, (bool, np.bool_)) or isinstance(number, int) and number in (0, 1)
+        return None if is_bool else "which is neither a bool nor the int 0 or 1"
+    if dtype.kind in "iu":
+        return _integer_refusal(number, dtype)
+    return _float_refusal(number, dtype)
+
+
+def _integer_refusal(number: Any, dtype: np.dtype) -> str | None:
+    """Why a bool, integer or Python float is not a value of the integer ``dtype``."""
+    if isinstance(number, float) and not number.is_integer():
+        return "which is not an integer"
+    info = np.iinfo(dtype)
+    return None if info.min <= int(number) <= info.max else f"which is out of the range of {dtype}"
+
+
+def _float_refusal(number: Any, dtype: np.dtype) -> str | None:
+    """Why a bool, integer or float does not convert to the float ``dtype``:
+    a finite value that overflows it (infinities and NaN pass)."""
+    with np.errstate(over="ignore"):
+        try:
+            converted = dtype.type(number)
+        except OverflowError:  # a Python int beyond every float
+            return f"which overflows {dtype}"
+    given_inf = isinstance(number, (float, np.floating)) and bool(np.isinf(number))
+    return f"which overflows {dtype}" if np.isinf(converted) and not given_inf else None
+
+
+def _describe(value: Any) -> str:
+    """What was given, for an error message: its type and (short) value."""
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    if isinstance(value, np.generic):
+        return f"{value.dtype} {reprlib.repr(value.item())}"
+    return "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
 
 
 def _descriptor(array: np.ndarray, spec: ValueSpec) -> ctypes.Structure:
@@ -342,12 +455,11 @@ def _descriptor(array: np.ndarray, spec: ValueSpec) -> ctypes.Structure:
     return descriptor
 
 
-def _scalar(value: Any, spec: ValueSpec) -> Any:
+def _scalar(value: np.generic, spec: ValueSpec) -> Any:
+    """The ctypes value of a scalar argument checked by ``_check_argument``."""
     if spec.dtype == "float16":
-        return _CTYPES["float16"](int(np.float16(value).view(np.uint16)))
-    if spec.dtype == "bool":
-        return ctypes.c_bool(bool(value))
-    return _CTYPES[spec.dtype](np.dtype(spec.dtype).type(value).item())
+        return _CTYPES["float16"](int(value.view(np.uint16)))
+    return _CTYPES[spec.dtype](value.item())
 
 
 def _scalar_result(value: Any, spec: ValueSpec) -> np.generic:
@@ -365,13 +477,14 @@ class _Allocation:
 
 def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, _Allocation]) -> np.ndarray:
     """A numpy array over a result buffer that frees it when it is no longer
-    used: one owner per allocation, as a function may return one buffer twice."""
+    used. A function may return one buffer twice: the first result over it
+    owns it, later ones are copies, so that no two results share memory."""
     allocated = ctypes.cast(descriptor.allocated, ctypes.c_void_p).value
+    if allocated in allocations:
+        return np.array(_borrowed_array(descriptor, spec), copy=True)
     owner = None
     if allocated:
-        if allocated not in allocations:
-            allocations[allocated] = _Allocation(allocated)
-        owner = allocations[allocated]
+        owner = allocations[allocated] = _Allocation(allocated)
     return _borrowed_array(descriptor, spec, owner)
 
 
