@@ -87,7 +87,7 @@ public:
   /// (reading a fused map's result size would keep the map alive). Sizes that
   /// may differ at run time are compared: a mismatch stops the call with a
   /// message naming the op instead of reading out of bounds (a failed
-  /// cf.assert: soac-report-failed-asserts on the CPU).
+  /// cf.assert: soac-lower-checks on the CPU).
   Value size(ImplicitLocOpBuilder &b) const {
     SmallVector<Value> sizes;
     collectSizes(b, tensors, consumer, sizes);
