@@ -415,6 +415,87 @@ bool foldedWithItsMap(ReduceOp reduce) {
   return map && foldedReduce(map) == reduce;
 }
 
+/// "file:line:col: `what`", the message of a failed check at `loc`.
+std::string checkMessage(Location loc, StringRef what) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn() << ": ";
+  os << what;
+  return message;
+}
+
+/// A row written into `dest` must have the shape of dest's rows, which come
+/// from row 0 (arrays are regular): a body yielding rows whose sizes depend
+/// on the data would otherwise write past its slot. Dimensions static on
+/// both sides were compared by the verifier.
+void assertRowFits(ImplicitLocOpBuilder &b, Value row, Value dest) {
+  auto rowTensor = dyn_cast<RankedTensorType>(row.getType());
+  if (!rowTensor)
+    return;
+  auto destTensor = cast<RankedTensorType>(dest.getType());
+  for (int64_t d = 0; d < rowTensor.getRank(); ++d) {
+    if (!rowTensor.isDynamicDim(d) && !destTensor.isDynamicDim(d + 1))
+      continue;
+    Value same = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, tensor::DimOp::create(b, row, d),
+        tensor::DimOp::create(b, dest, d + 1));
+    cf::AssertOp::create(
+        b, same, checkMessage(b.getLoc(), "rows of different sizes"));
+  }
+}
+
+/// The tensor.empty a row is computed in, following destinations back
+/// (loops' initial values, inserts' and destination-style ops' outputs): the
+/// one eliminate-empty-tensors replaces by the row's slice of its result.
+tensor::EmptyOp emptyRowIsComputedIn(Value row) {
+  while (row) {
+    Operation *op = row.getDefiningOp();
+    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op))
+      return empty;
+    if (auto loop = dyn_cast_or_null<scf::ForOp>(op))
+      row = loop.getInitArgs()[cast<OpResult>(row).getResultNumber()];
+    else if (auto insert = dyn_cast_or_null<tensor::InsertOp>(op))
+      row = insert.getDest();
+    else if (auto insert = dyn_cast_or_null<tensor::InsertSliceOp>(op))
+      row = insert.getDest();
+    else if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(op))
+      row = dps.getTiedOpOperand(cast<OpResult>(row))->get();
+    else
+      return {};
+  }
+  return {};
+}
+
+/// A row computed in place in its slot of a result (eliminate-empty-tensors
+/// gives the row's tensor.empty the slot's sizes, known before the row) is
+/// written with those sizes while the body computes it: a body whose rows
+/// have sizes that depend on the data would write past the slot before
+/// assertRowFits runs. So the sizes of such a tensor.empty are compared with
+/// the slot's, before the row is computed.
+template <typename InsertOp>
+void checkRowsComputedInPlace(InsertOp insert, DominanceInfo &dominance) {
+  tensor::EmptyOp empty = emptyRowIsComputedIn(insert.getSource());
+  auto destRank = cast<RankedTensorType>(insert.getDest().getType()).getRank();
+  if (!empty || destRank != empty.getType().getRank() + 1)
+    return;
+  SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
+  ImplicitLocOpBuilder b(empty.getLoc(), empty);
+  for (int64_t d = 0; d < empty.getType().getRank(); ++d) {
+    if (!empty.getType().isDynamicDim(d))
+      continue;
+    auto slot = dyn_cast<Value>(sizes[d + 1]);
+    if (slot && !dominance.properlyDominates(slot, empty))
+      continue; // the slot's size comes later: no elimination
+    Value expected = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[d + 1]);
+    Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                       empty.getDynamicSize(d), expected);
+    cf::AssertOp::create(
+        b, same, checkMessage(insert.getLoc(), "rows of different sizes"));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Patterns
 //===----------------------------------------------------------------------===//
@@ -444,6 +525,8 @@ void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
     sources.push_back(row);
     sizes.push_back(rowSizes);
   }
+  for (auto [row, out] : llvm::zip(sources, outputs))
+    assertRowFits(b, row, out);
   auto inParallel = scf::InParallelOp::create(b);
   b.setInsertionPointToStart(inParallel.getBody());
   for (auto [source, rowSizes, out] : llvm::zip(sources, sizes, outputs)) {
@@ -739,6 +822,7 @@ private:
                 // A seeded row goes back with the sizes it was read with
                 // (see parallelInsertRows).
                 Value oldRow = old[r];
+                assertRowFits(ib, row, outs[r]);
                 updated.push_back(insertRow(
                     ib, row, outs[r], i,
                     oldRow && isa<RankedTensorType>(oldRow.getType())
@@ -929,8 +1013,10 @@ private:
           SmallVector<Value> next = inlineBody(ib, scan.getBody(), args);
           Value at = arith::SubIOp::create(ib, i, shift);
           SmallVector<Value> yielded(next);
-          for (auto [value, out] : llvm::zip(next, state.drop_front(k)))
+          for (auto [value, out] : llvm::zip(next, state.drop_front(k))) {
+            assertRowFits(ib, value, out);
             yielded.push_back(insertRow(ib, value, out, at));
+          }
           scf::YieldOp::create(ib, yielded);
         }));
     return llvm::to_vector_of<Value>(loop.getResults().drop_front(k));
@@ -1035,6 +1121,13 @@ SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
                                    IndexedUpdate update) {
   Value n = rows.size(b);
   Value bins = tensor::DimOp::create(b, dests.front(), 0);
+  // Every destination is indexed by the same bounds check.
+  for (Value dest : dests.drop_front())
+    cf::AssertOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, bins,
+                              tensor::DimOp::create(b, dest, 0)),
+        checkMessage(b.getLoc(), "destinations have different outer sizes"));
   auto loop = markRowLoop(scf::ForOp::create(
       b, indexConstant(b, 0), n, indexConstant(b, 1), dests,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
@@ -1068,6 +1161,7 @@ struct ScatterToLoops : OpRewritePattern<ScatterOp> {
         b, rows, scatter.getDest(),
         [&](ImplicitLocOpBuilder &ib, ValueRange dests, ValueRange values,
             Value index) -> SmallVector<Value> {
+          assertRowFits(ib, values[0], dests[0]);
           return {insertRow(ib, values[0], dests[0], index)};
         });
     replaceAndEraseFused(rewriter, scatter, results, rows);
@@ -1096,8 +1190,10 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
           llvm::append_range(args, values);
           SmallVector<Value> written;
           for (auto [value, bin] :
-               llvm::zip(inlineBody(ib, histogram.getBody(), args), dests))
+               llvm::zip(inlineBody(ib, histogram.getBody(), args), dests)) {
+            assertRowFits(ib, value, bin);
             written.push_back(insertRow(ib, value, bin, index));
+          }
           return written;
         });
     replaceAndEraseFused(rewriter, histogram, results, rows);
@@ -1285,6 +1381,13 @@ struct ConvertSoacToLoopsPass
       return signalPassFailure();
     }
     declareMaxThreads(module);
+    DominanceInfo dominance(module);
+    module.walk([&](tensor::InsertSliceOp insert) {
+      checkRowsComputedInPlace(insert, dominance);
+    });
+    module.walk([&](tensor::ParallelInsertSliceOp insert) {
+      checkRowsComputedInPlace(insert, dominance);
+    });
     // Index checks stay, for soac-lower-checks.
     WalkResult leftover = module.walk([](Operation *op) {
       if (isa<SoacDialect>(op->getDialect()) && !isa<CheckIndexOp>(op)) {

@@ -50,12 +50,15 @@ func.func @d_scaled(%x: tensor<?xf64>, %w: f64, %c: tensor<?xf64>) -> (tensor<?x
 
 // A free tensor read at data-dependent indices: one (index, value) per read,
 // scattered by reduce_by_index (+) into zeros; never a dense tensor per row.
-// Here the per-read map yields its inputs unchanged, and canonicalize forwards
-// them: the scatter reads the indices and the cotangent directly.
+// Here the per-read map yields its value unchanged, and canonicalize
+// forwards it: the scatter reads the cotangent directly, and the indices as
+// the read checks them (a gradient fails where its primal does).
 // CHECK-LABEL: func.func private @gather__vjp_wrt_0(
 // CHECK-SAME: %[[X:.*]]: tensor<?xf64>, %[[IDX:.*]]: tensor<?xindex>, %[[C:.*]]: tensor<?xf64>)
+// CHECK: %[[CHECKED:.*]] = soac.map ins(%[[IDX]] : tensor<?xindex>) -> tensor<?xindex>
+// CHECK: soac.check_index %{{.*}} below %{{.*}}, "'tensor.extract' dimension 0"
 // CHECK: %[[ZEROS:.*]] = tensor.splat %{{.*}}[%{{.*}}] : tensor<?xf64>
-// CHECK: %[[DX:.*]] = soac.reduce_by_index dest(%[[ZEROS]] : tensor<?xf64>) indices(%[[IDX]] : tensor<?xindex>) ins(%[[C]] : tensor<?xf64>)
+// CHECK: %[[DX:.*]] = soac.reduce_by_index dest(%[[ZEROS]] : tensor<?xf64>) indices(%[[CHECKED]] : tensor<?xindex>) ins(%[[C]] : tensor<?xf64>)
 // CHECK: arith.addf
 // CHECK: return %{{.*}}, %[[DX]]
 func.func @gather(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> tensor<?xf64> {

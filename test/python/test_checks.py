@@ -73,6 +73,48 @@ func.func @matvec(%a: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?xf64> {
   return %r : tensor<?xf64>
 }
 
+func.func @argmax_bins(%best: tensor<?xf64>, %where: tensor<?xi64>, %idx: tensor<?xi64>, %x: tensor<?xf64>, %pos: tensor<?xi64>) -> (tensor<?xf64>, tensor<?xi64>) {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %none = arith.constant -1 : i64
+  %r:2 = soac.reduce_by_index dest(%best, %where : tensor<?xf64>, tensor<?xi64>) indices(%idx : tensor<?xi64>) ins(%x, %pos : tensor<?xf64>, tensor<?xi64>) init(%ninf, %none : f64, i64) -> tensor<?xf64>, tensor<?xi64> {
+  ^bb0(%a: f64, %ai: i64, %b: f64, %bi: i64):
+    %gt = arith.cmpf ogt, %b, %a : f64
+    %m = arith.select %gt, %b, %a : f64
+    %mi = arith.select %gt, %bi, %ai : i64
+    soac.yield %m, %mi : f64, i64
+  }
+  return %r#0, %r#1 : tensor<?xf64>, tensor<?xi64>
+}
+
+func.func @row_histogram(%bins: tensor<?x?xf64>, %idx: tensor<?xindex>, %rows: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %m = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %width = tensor.dim %bins, %c1 : tensor<?x?xf64>
+  %init = tensor.splat %zero[%width] : tensor<?xf64>
+  %r = soac.reduce_by_index dest(%bins : tensor<?x?xf64>) indices(%idx : tensor<?xindex>) ins(%rows : tensor<?x?xf64>) init(%init : tensor<?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%a: tensor<?xf64>, %b: tensor<?xf64>):
+    %s = soac.map ins(%a, %b : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %t = arith.addf %u, %v : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// Row i is iota(sizes[i]): rows of data-dependent sizes, which arrays
+// cannot hold.
+func.func @ragged(%sizes: tensor<?xindex>) -> tensor<?x?xindex> {
+  %r = soac.map ins(%sizes : tensor<?xindex>) -> tensor<?x?xindex> {
+  ^bb0(%n: index):
+    %row = soac.iota %n : tensor<?xindex>
+    soac.yield %row : tensor<?xindex>
+  }
+  return %r : tensor<?x?xindex>
+}
+
 func.func @gather_sum(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> f64 {
   %g = call @gather(%x, %idx) : (tensor<?xf64>, tensor<?xindex>) -> tensor<?xf64>
   %zero = arith.constant 0.0 : f64
@@ -210,6 +252,28 @@ def test_failed_calls_leak_nothing(threads):
     before = rss_mb()
     fail_many(10_000)
     assert rss_mb() - before < 16
+
+
+def test_histogram_destinations_of_different_sizes_raise():
+    argmax_bins = compiled("argmax_bins")
+    idx, x, pos = np.array([4, 4, 3]), np.array([1.0, 2.0, 3.0]), np.array([0, 1, 2])
+    best, where = argmax_bins(np.full(5, -np.inf), np.full(5, -1), idx, x, pos)
+    np.testing.assert_array_equal(where, [-1, -1, -1, 2, 1])
+    with pytest.raises(ExecutionError, match="destinations have different outer sizes"):
+        argmax_bins(np.zeros(5), np.zeros(2, np.int64), idx, x, pos)
+
+
+def test_rows_must_fit_the_rows_of_their_destination(threads):
+    row_histogram = compiled("row_histogram")
+    bins = row_histogram(np.zeros((3, 2)), np.array([2, 2], np.intp), np.ones((2, 2)))
+    np.testing.assert_array_equal(bins, [[0, 0], [0, 0], [2, 2]])
+    with pytest.raises(ExecutionError, match="operands have different outer sizes|rows of different sizes"):
+        row_histogram(np.zeros((3, 2)), np.array([2, 2], np.intp), np.ones((2, 5)))
+    ragged = compiled("ragged")
+    np.testing.assert_array_equal(ragged(np.array([2, 2], np.intp)), [[0, 1], [0, 1]])
+    for sizes in ([2, 3], [2, 1], [0, 2**40], [1] * 70_000 + [2]):
+        with pytest.raises(ExecutionError, match="rows of different sizes"):
+            ragged(np.array(sizes, np.intp))
 
 
 def test_the_checks_can_be_left_out():
