@@ -174,6 +174,14 @@ def test_a_gather_out_of_range_in_a_parallel_loop_raises(threads):
     assert gather(X, idx).sum() == 9
 
 
+def test_without_openmp_a_parallel_loop_stops_the_call_too():
+    gather = compiled("gather", openmp=False)
+    idx = np.zeros(2**16, np.intp)
+    idx[5] = -3
+    with pytest.raises(IndexOutOfRangeError, match="index -3 is out of range for size 10"):
+        gather(X, idx)
+
+
 def test_every_dimension_of_a_gather_is_checked():
     gather_rows = compiled("gather_rows")
     x = np.arange(6.0).reshape(3, 2)

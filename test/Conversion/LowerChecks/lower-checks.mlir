@@ -3,7 +3,7 @@
 // in parallel code soac_record_error, with the rest of the block skipped.
 // RUN: soac-opt %s --soac-lower-checks --split-input-file | FileCheck %s
 
-// CHECK-LABEL: llvm.func @soac_report_error(i32, !llvm.ptr, i64, i64)
+// CHECK-LABEL: llvm.func @soac_report_error(i32, !llvm.ptr, i64, i64) attributes {passthrough = ["noreturn", "cold", "nounwind"]}
 // CHECK-LABEL: func.func @host_assert
 // CHECK-SAME: (%[[A:.*]]: index, %[[B:.*]]: index)
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[A]], %[[B]]
@@ -47,8 +47,10 @@ func.func @host_index(%x: memref<?xf32>, %i: index, %n: index) -> f32 {
 // -----
 
 // In a parallel loop the failure is recorded and the rest of the iteration
-// is skipped: the load runs only when the index is in range.
+// is skipped: the load runs only when the index is in range. The call stops
+// after the loop (which runs on one thread here: openmp=false).
 // CHECK-LABEL: func.func @parallel_index
+// CHECK: %[[CALL:.*]] = llvm.call @soac_parallel_call()
 // CHECK: scf.parallel (%[[K:.*]]) =
 // CHECK: %[[I:.*]] = memref.load
 // CHECK: %[[OK:.*]] = arith.cmpi ult, %[[I]], %{{.*}}
@@ -58,6 +60,7 @@ func.func @host_index(%x: memref<?xf32>, %i: index, %n: index) -> f32 {
 // CHECK-NEXT: memref.store %[[V]]
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.reduce
+// CHECK: llvm.call @soac_parallel_check(%[[CALL]])
 func.func @parallel_index(%x: memref<?xf32>, %idx: memref<?xindex>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
