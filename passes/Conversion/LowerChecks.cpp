@@ -226,11 +226,13 @@ void emitCheck(Runtime &runtime, Operation *at, Value ok, FailureKind kind,
   // Failures are rare, and a reported one does not come back: LLVM then
   // lays the check out as a cold branch and knows it passed after it (a
   // check in a hot loop costs GMM's gradient 25 % without this).
-  if (!guarded && !report->hasAttr("passthrough"))
-    report->setAttr("passthrough",
-                    b.getArrayAttr({b.getStringAttr("noreturn"),
-                                    b.getStringAttr("cold"),
-                                    b.getStringAttr("nounwind")}));
+  if (!report->hasAttr("passthrough")) {
+    SmallVector<Attribute> attributes{b.getStringAttr("cold"),
+                                      b.getStringAttr("nounwind")};
+    if (!guarded)
+      attributes.push_back(b.getStringAttr("noreturn"));
+    report->setAttr("passthrough", b.getArrayAttr(attributes));
+  }
   LLVM::CallOp::create(b, report,
                        ValueRange{kindValue,
                                   runtime.string(b, b.getLoc(), format),

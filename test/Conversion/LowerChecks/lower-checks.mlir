@@ -3,7 +3,7 @@
 // in parallel code soac_record_error, with the rest of the block skipped.
 // RUN: soac-opt %s --soac-lower-checks --split-input-file | FileCheck %s
 
-// CHECK-LABEL: llvm.func @soac_report_error(i32, !llvm.ptr, i64, i64) attributes {passthrough = ["noreturn", "cold", "nounwind"]}
+// CHECK-LABEL: llvm.func @soac_report_error(i32, !llvm.ptr, i64, i64) attributes {passthrough = ["cold", "nounwind", "noreturn"]}
 // CHECK-LABEL: func.func @host_assert
 // CHECK-SAME: (%[[A:.*]]: index, %[[B:.*]]: index)
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[A]], %[[B]]
