@@ -105,6 +105,12 @@ class CheckedCalls:
         self._kind = handle.soac_failure_kind
         self._kind.argtypes = []
         self._kind.restype = ctypes.c_int
+        # Result buffers come from the runtime's malloc: they go back to the
+        # free it is linked to, which is not libc's when another allocator is
+        # preloaded (jemalloc, libasan, libc_malloc_debug).
+        self.free = handle._mlir_memref_to_llvm_free
+        self.free.argtypes = [ctypes.c_void_p]
+        self.free.restype = None
 
     def __call__(self, function: str, packed: int, values: list[Any]) -> None:
         """Calls ``packed`` on ctypes ``values`` (the arguments, then the
@@ -268,8 +274,9 @@ class CompiledFunction:
         if self._result_struct is None:
             return results
         allocations: dict[int, _Allocation] = {}  # results may share a buffer
+        free = self._checked[0].free if self._checked is not None else _libc.free
         values = [
-            _owned_array(getattr(results, f"r{i}"), r, allocations)
+            _owned_array(getattr(results, f"r{i}"), r, allocations, free)
             if r.is_tensor
             else _scalar_result(getattr(results, f"r{i}"), r)
             for i, r in enumerate(spec.results)
@@ -471,11 +478,13 @@ def _scalar_result(value: Any, spec: ValueSpec) -> np.generic:
 class _Allocation:
     """A buffer allocated by compiled code, freed once no result uses it."""
 
-    def __init__(self, address: int):
-        weakref.finalize(self, _libc.free, address)
+    def __init__(self, address: int, free: Any):
+        weakref.finalize(self, free, address)
 
 
-def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, _Allocation]) -> np.ndarray:
+def _owned_array(
+    descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, _Allocation], free: Any
+) -> np.ndarray:
     """A numpy array over a result buffer that frees it when it is no longer
     used. A function may return one buffer twice: the first result over it
     owns it, later ones are copies, so that no two results share memory."""
@@ -484,7 +493,7 @@ def _owned_array(descriptor: ctypes.Structure, spec: ValueSpec, allocations: dic
         return np.array(_borrowed_array(descriptor, spec), copy=True)
     owner = None
     if allocated:
-        owner = allocations[allocated] = _Allocation(allocated)
+        owner = allocations[allocated] = _Allocation(allocated, free)
     return _borrowed_array(descriptor, spec, owner)
 
 
