@@ -3,6 +3,9 @@
 #   make demo    build, then parse/verify/print a soac program with soac-opt and Python
 #   make test    build, then run the lit suite and pytest (fails if either fails)
 #   make bench   build, then run the benchmarks and update docs/benchmarks.md
+#   make fuzz    build, then run the IR mutation fuzzer (FUZZ_COUNT mutants from FUZZ_SEED)
+#   make asan    build soac-opt and the runtime with AddressSanitizer in build-asan/, then
+#                run the lit suite, IR mutants and compiled code under it
 #
 # The first run creates .venv, installs the pinned toolchain wheels and builds the
 # C++ parts (about a minute on 2 cores); later runs rebuild only what changed, and
@@ -19,7 +22,7 @@ SOURCES := CMakeLists.txt pyproject.toml \
 	$(shell find dialect passes runtime tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.c' -o -name '*.h' \
 		-o -name '*.py' -o -name 'CMakeLists.txt' \) 2>/dev/null)
 
-.PHONY: all build demo test lit pytest bench clean
+.PHONY: all build demo test lit pytest bench fuzz asan asan-build clean
 
 all: build
 
@@ -69,6 +72,38 @@ bench: build $(BENCH_REQUIREMENTS)
 	@set -e; for script in $(filter-out bench/common.py,$(wildcard bench/*.py)) bench/adbench/run.py; do \
 		echo "== $$script"; $(BIN)/python $$script; \
 	done
+
+# A long run of the IR mutation fuzzer (test/fuzz/ir_fuzz.py): fails on any
+# crash or hang of soac-opt; the mutants that failed are kept in FUZZ_OUT.
+FUZZ_COUNT ?= 10000
+FUZZ_SEED  ?= 1
+FUZZ_OUT   ?= build/fuzz
+fuzz: build
+	$(BIN)/python test/fuzz/ir_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --out $(FUZZ_OUT)
+
+# AddressSanitizer: soac-opt and the C runtime built from the same
+# CMakeLists.txt with -fsanitize=address in their own directory. Then, with
+# them: the lit suite (SOAC_OPT, read by test/lit.cfg.py), ASAN_FUZZ_COUNT IR
+# mutants, and the argument fuzz on compiled code instrumented by LLVM's
+# AddressSanitizer pass (test/fuzz/arg_fuzz.py preloads libasan into Python).
+ASAN_DIR        := build-asan
+ASAN_FLAGS      := -fsanitize=address -fno-omit-frame-pointer -g1
+ASAN_FUZZ_COUNT ?= 2000
+asan-build: | $(TOOLCHAIN)
+	$(BIN)/cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(BIN)/ninja) \
+		-DPython_EXECUTABLE=$(abspath $(BIN)/python) -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_C_FLAGS="$(ASAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" \
+		-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address
+	$(BIN)/cmake --build $(ASAN_DIR) --target soac-opt soac_runtime
+
+# All three parts always run; the target fails if any found something.
+asan: build asan-build
+	@status=0; \
+	SOAC_OPT=$(abspath $(ASAN_DIR)/tools/soac-opt/soac-opt) ASAN_OPTIONS=detect_leaks=0 $(BIN)/lit -sv test || status=1; \
+	$(BIN)/python test/fuzz/ir_fuzz.py --soac-opt $(ASAN_DIR)/tools/soac-opt/soac-opt --count $(ASAN_FUZZ_COUNT) \
+		--seed $(FUZZ_SEED) --out $(ASAN_DIR)/fuzz || status=1; \
+	$(BIN)/python test/fuzz/arg_fuzz.py --asan-runtime $(ASAN_DIR)/libsoac_runtime.so --count 5000 || status=1; \
+	exit $$status
 
 clean:
 	rm -rf build $(INSTALLED)

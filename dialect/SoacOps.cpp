@@ -8,8 +8,10 @@
 #include "dialect/SoacOps.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -74,6 +76,35 @@ MapOp soac::copyMap(OpBuilder &b, MapOp map, ArrayRef<bool> keepInputs,
       yielded.push_back(mapping.lookupOrDefault(value));
   YieldOp::create(b, map.getLoc(), yielded);
   return copy;
+}
+
+LogicalResult soac::verifyDimIndices(Operation *root) {
+  WalkResult walked = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op != root && isa<MapOp, ReduceOp, ScanOp, ReduceByIndexOp>(op))
+      return WalkResult::skip(); // its verifier checks its body
+    auto dim = dyn_cast<ShapedDimOpInterface>(op);
+    if (!dim)
+      return WalkResult::advance();
+    auto type = cast<ShapedType>(dim.getShapedValue().getType());
+    OpFoldResult index = dim.getDimension();
+    APInt constant;
+    if (auto attr = dyn_cast<Attribute>(index)) {
+      auto integer = dyn_cast<IntegerAttr>(attr);
+      if (!integer)
+        return WalkResult::advance();
+      constant = integer.getValue();
+    } else if (!matchPattern(cast<Value>(index), m_ConstantInt(&constant))) {
+      return WalkResult::advance();
+    }
+    if (!type.hasRank() || (constant.sge(0) && constant.slt(type.getRank())))
+      return WalkResult::advance();
+    op->emitOpError() << "index " << constant.getSExtValue()
+                      << " is out of range for its source of type " << type
+                      << ": expected an index below its rank, "
+                      << type.getRank();
+    return WalkResult::interrupt();
+  });
+  return failure(walked.wasInterrupted());
 }
 
 namespace {
@@ -272,7 +303,7 @@ LogicalResult MapOp::verifyRegions() {
     if (failed(verifyResultOfRows(*this, i, result, *outer, row,
                                   "yielded value")))
       return failure();
-  return success();
+  return verifyDimIndices(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -285,7 +316,10 @@ LogicalResult ReduceOp::verifyRegions() {
       failed(verifyNeutralElements(*this, getInputs(), getInits(), "input")) ||
       failed(verifyOperator(*this, getInits().getTypes())))
     return failure();
-  return verifyResultsMatch(*this, getInits().getTypes(), "neutral element");
+  if (failed(verifyResultsMatch(*this, getInits().getTypes(),
+                                "neutral element")))
+    return failure();
+  return verifyDimIndices(*this);
 }
 
 LogicalResult ScanOp::verifyRegions() {
@@ -304,7 +338,7 @@ LogicalResult ScanOp::verifyRegions() {
     if (failed(verifyResultOfRows(*this, i, result, *outer, init,
                                   "neutral element")))
       return failure();
-  return success();
+  return verifyDimIndices(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -334,7 +368,9 @@ LogicalResult ReduceByIndexOp::verifyRegions() {
       failed(verifyNeutralElements(*this, getDests(), getInits(), "dest")) ||
       failed(verifyOperator(*this, getInits().getTypes())))
     return failure();
-  return verifyResultsMatch(*this, getDests().getTypes(), "dest");
+  if (failed(verifyResultsMatch(*this, getDests().getTypes(), "dest")))
+    return failure();
+  return verifyDimIndices(*this);
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,6 +28,14 @@ mlir::Operation *combiningOp(mlir::Region &body);
 /// yields only the results marked in `keepResults`.
 MapOp copyMap(mlir::OpBuilder &b, MapOp map, llvm::ArrayRef<bool> keepInputs,
               llvm::ArrayRef<bool> keepResults);
+/// Checks every op in `root`'s regions that reads a dimension of a ranked
+/// value (tensor.dim, memref.dim) at a constant index: the index must be below
+/// the rank. Upstream leaves such an op valid (undefined behavior when it
+/// runs), but one-shot bufferization asserts on it and the GPU lowering reads
+/// the source's shape at that index, so soac rejects it where it can: in the
+/// bodies of SOACs (their verifiers; a SOAC nested in `root` checks its own),
+/// and in whole functions before lowering them. Errors are at the op.
+mlir::LogicalResult verifyDimIndices(mlir::Operation *root);
 } // namespace soac
 
 #endif // SOAC_DIALECT_SOACOPS_H

@@ -12,7 +12,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.test_source_root, "..", "build", "lit")
-config.excludes = ["python"]
+config.excludes = ["python", "fuzz"]  # fuzz: the fuzzers and the crashes they found
 
 
 def _installed_paths():
@@ -37,8 +37,8 @@ def _installed_paths():
 # SOAC_OPT=<path of a soac-opt> tests that binary instead of the installed one
 # (`make asan` points it at the AddressSanitizer build).
 if os.environ.get("SOAC_OPT"):
-    if os.path.basename(os.environ["SOAC_OPT"]) != "soac-opt":
-        lit_config.fatal(f"SOAC_OPT must name a file called soac-opt, got {os.environ['SOAC_OPT']}")
+    if os.path.basename(os.environ["SOAC_OPT"]) != "soac-opt" or not os.path.isfile(os.environ["SOAC_OPT"]):
+        lit_config.fatal(f"SOAC_OPT must name an existing file called soac-opt, got {os.environ['SOAC_OPT']}")
     _tool_dirs.insert(0, os.path.dirname(os.path.abspath(os.environ["SOAC_OPT"])))
 for tool_dir in reversed(_tool_dirs):
     config.environment["PATH"] = tool_dir + os.pathsep + config.environment.get("PATH", os.environ["PATH"])

@@ -1368,6 +1368,9 @@ struct ConvertSoacToLoopsPass
     });
     if (narrow.wasInterrupted())
       return signalPassFailure();
+    // One-shot bufferization asserts on a dimension past the rank.
+    if (failed(verifyDimIndices(module)))
+      return signalPassFailure();
     if (numChunks < 1) {
       module.emitError() << "num-chunks must be at least 1, got "
                        << static_cast<int64_t>(numChunks);

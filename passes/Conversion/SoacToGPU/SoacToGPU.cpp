@@ -613,7 +613,8 @@ struct ConvertSoacToGPUPass
       soacs.push_back(op);
       return WalkResult::skip();
     });
-    bool supported = true;
+    // One-shot bufferization asserts on a dimension past the rank.
+    bool supported = succeeded(verifyDimIndices(getOperation()));
     for (Operation *op : soacs)
       supported &= succeeded(checkSupported(op));
     if (!supported)

@@ -53,6 +53,8 @@ public:
   FailureOr<Shape> of(Value tensor) {
     if (auto found = known.find(tensor); found != known.end())
       return found->second;
+    if (!isa<RankedTensorType>(tensor.getType()))
+      return failure(); // no sizes to trace
     FailureOr<Shape> shape = compute(tensor);
     if (failed(shape))
       return failure();
@@ -169,7 +171,10 @@ private:
     if (auto dim = index.getDefiningOp<tensor::DimOp>()) {
       std::optional<int64_t> d = dim.getConstantIndex();
       FailureOr<Shape> source = of(dim.getSource());
-      if (!d || failed(source))
+      // A dimension past the rank (the verifier rejects it, but IR built
+      // without verification may hold one) has no size to trace.
+      if (!d || failed(source) || *d < 0 ||
+          *d >= static_cast<int64_t>(source->size()))
         return failure();
       return (*source)[*d];
     }
@@ -231,7 +236,8 @@ bool slicesComputedTensor(tensor::ExtractSliceOp slice, MapOp map) {
 
 LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
   auto knownShape = [&](Operation *op, Value tensor) {
-    if (cast<RankedTensorType>(tensor.getType()).getRank() == 0)
+    auto type = dyn_cast<RankedTensorType>(tensor.getType());
+    if (!type || type.getRank() == 0)
       return unsupportedInThread(op, map, "its tensors must have a rank");
     if (succeeded(shapes.of(tensor)))
       return success();
@@ -277,10 +283,19 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
       continue;
     }
     if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-      if (!dim.getConstantIndex())
+      std::optional<int64_t> d = dim.getConstantIndex();
+      if (!d)
         return unsupportedInThread(dim, map, "the dimension must be constant");
       if (failed(knownShape(dim, dim.getSource())))
         return failure();
+      // The kernel reads the source's sizes at `d` (soac's verifier rejects
+      // such a dim; this keeps unverified IR from indexing past them).
+      auto type = cast<RankedTensorType>(dim.getSource().getType());
+      if (*d < 0 || *d >= type.getRank())
+        return dim.emitOpError()
+               << "index " << *d << " is out of range for its source of type "
+               << type << ": expected an index below its rank, "
+               << type.getRank();
       continue;
     }
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
