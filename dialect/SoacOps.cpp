@@ -485,8 +485,30 @@ LogicalResult verifySlots(Operation *op, FlatSymbolRefAttr callee,
 
 } // namespace
 
-LogicalResult VjpOp::verify() { return verifyWrtOrder(*this, getWrt()); }
-LogicalResult JvpOp::verify() { return verifyWrtOrder(*this, getWrt()); }
+/// Each lane of a derivative in vector mode takes or gives at least one value
+/// (a tangent, a cotangent or a gradient): a width beyond the op's operands
+/// and results cannot match the callee, and is refused before the symbol
+/// check builds one expected type per lane (2^31 lanes took forever).
+template <typename DerivativeOp>
+LogicalResult verifyWidth(DerivativeOp op) {
+  int64_t width = op.getWidth().value_or(1);
+  int64_t values = op->getNumOperands() + op->getNumResults();
+  if (width > values)
+    return op.emitOpError() << "has width " << width << ", more lanes than its "
+                            << values << " operands and results can hold";
+  return success();
+}
+
+LogicalResult VjpOp::verify() {
+  if (failed(verifyWidth(*this)))
+    return failure();
+  return verifyWrtOrder(*this, getWrt());
+}
+LogicalResult JvpOp::verify() {
+  if (failed(verifyWidth(*this)))
+    return failure();
+  return verifyWrtOrder(*this, getWrt());
+}
 
 namespace {
 /// Lane `l` of a derivative in vector mode (`width` > 1), for messages.

@@ -28,6 +28,8 @@ KNOWN_CRASHES = {
     'use_empty() && "Cannot destroy a value that still has uses!"':
         "known/soac-map-parse-error-destroys-used-value.mlir",
     "operation destroyed but still has uses": "known/soac-map-parse-error-destroys-used-op.mlir",
+    "Value is not an N-bit unsigned value": "known/gpu-launch-huge-block.mlir",
+    "SmallVector unable to grow": "known/from-elements-huge-static-size.mlir",
 }
 
 

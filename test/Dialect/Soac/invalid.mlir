@@ -569,3 +569,15 @@ func.func @vjp_width_lanes(%x: f32, %c: f32) {
   %r:4 = soac.vjp @f(%x, %c, %c) width 2 : (f32, f32, f32) -> (f32, f32, f32, f32)
   return
 }
+
+// -----
+
+func.func @scale(%x: f64, %w: f64) -> f64 {
+  %y = arith.mulf %x, %w : f64
+  return %y : f64
+}
+func.func @too_wide(%x: f64, %w: f64, %t0: f64, %t1: f64) -> (f64, f64, f64) {
+  // expected-error @+1 {{has width 2147483648, more lanes than its 7 operands and results can hold}}
+  %r:3 = soac.jvp @scale(%x, %w, %t0, %t1) wrt [0] width 2147483648 : (f64, f64, f64, f64) -> (f64, f64, f64)
+  return %r#0, %r#1, %r#2 : f64, f64, f64
+}
