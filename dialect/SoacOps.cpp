@@ -17,6 +17,37 @@
 using namespace mlir;
 using namespace soac;
 
+//===----------------------------------------------------------------------===//
+// Operator regions in the custom assembly format
+//===----------------------------------------------------------------------===//
+
+/// The operator region of a SOAC, its `soac.yield` implicit when it yields
+/// nothing. When the region does not parse, the values defined in it may
+/// already be used (a forward reference elsewhere resolved to one of them),
+/// and the parser destroys the region before those users: their uses are
+/// dropped first, so that a parse error is only reported, never a crash.
+static ParseResult parseBody(OpAsmParser &parser, Region &body) {
+  if (failed(parser.parseRegion(body))) {
+    for (Block &block : body)
+      block.dropAllDefinedValueUses();
+    return failure();
+  }
+  OpBuilder builder(parser.getContext());
+  Location loc = parser.getEncodedSourceLoc(parser.getCurrentLocation());
+  OpTrait::SingleBlockImplicitTerminator<YieldOp>::Impl<MapOp>::ensureTerminator(
+      body, builder, loc);
+  return success();
+}
+
+static void printBody(OpAsmPrinter &printer, Operation *, Region &body) {
+  Operation *terminator =
+      body.empty() ? nullptr : body.front().getTerminator();
+  bool printTerminator = !terminator ||
+                         !terminator->getAttrDictionary().empty() ||
+                         terminator->getNumOperands() != 0;
+  printer.printRegion(body, /*printEntryBlockArgs=*/true, printTerminator);
+}
+
 #define GET_OP_CLASSES
 #include "dialect/SoacOps.cpp.inc"
 

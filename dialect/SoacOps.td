@@ -51,7 +51,7 @@ def Soac_MapOp : Soac_RegionOp<"map"> {
   let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    `ins` `(` $inputs `:` type($inputs) `)` (`->` type($results)^)? $body attr-dict
+    `ins` `(` $inputs `:` type($inputs) `)` (`->` type($results)^)? custom<Body>($body) attr-dict
   }];
   // Drops unused results and inputs, forwards results that yield an input's
   // row unchanged (SoacCanonicalize.cpp).
@@ -84,7 +84,7 @@ def Soac_ReduceOp : Soac_RegionOp<"reduce", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     `ins` `(` $inputs `:` type($inputs) `)`
     `init` `(` $inits `:` type($inits) `)`
-    `->` type($results) $body attr-dict
+    `->` type($results) custom<Body>($body) attr-dict
   }];
 }
 
@@ -111,7 +111,7 @@ def Soac_ScanOp : Soac_RegionOp<"scan", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     `ins` `(` $inputs `:` type($inputs) `)`
     `init` `(` $inits `:` type($inits) `)`
-    `->` type($results) $body attr-dict
+    `->` type($results) custom<Body>($body) attr-dict
   }];
 }
 
@@ -175,7 +175,7 @@ def Soac_ReduceByIndexOp
     `indices` `(` $indices `:` type($indices) `)`
     `ins` `(` $values `:` type($values) `)`
     `init` `(` $inits `:` type($inits) `)`
-    `->` type($results) $body attr-dict
+    `->` type($results) custom<Body>($body) attr-dict
   }];
 }
 

@@ -477,6 +477,33 @@ def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
   ];
 }
 
+def SoacExpandShapeToReinterpretCast
+    : Pass<"soac-expand-shape-to-reinterpret-cast"> {
+  let summary = "Rewrite memref.expand_shape with several dynamic sizes in a group into memref.reinterpret_cast";
+  let description = [{
+    `expand-strided-metadata` in MLIR 22.1 asserts on a `memref.expand_shape`
+    whose reassociation group has more than one dynamic size (it recomputes
+    the dynamic size from the source instead of reading `output_shape`). This
+    pass, run before it, rewrites such an op into the view it describes: a
+    `memref.reinterpret_cast` of the source's base buffer with the sizes
+    `output_shape` names and the strides they imply.
+
+    ```mlir
+    %e = memref.expand_shape %m [[0, 1]] output_shape [%a, %b]
+        : memref<?xf32> into memref<?x?xf32>
+    // becomes
+    %base, %offset, %size, %stride = memref.extract_strided_metadata %m
+        : memref<?xf32> -> memref<f32>, index, index, index
+    %s0 = arith.muli %stride, %b : index
+    %e = memref.reinterpret_cast %base to offset: [0], sizes: [%a, %b],
+        strides: [%s0, 1] : memref<f32> to memref<?x?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+  ];
+}
+
 def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
   let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
   let description = [{

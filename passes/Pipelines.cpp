@@ -128,6 +128,7 @@ void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // expand-strided-metadata emits affine.apply: lower-affine comes after it.
+  pm.addPass(soac::createSoacExpandShapeToReinterpretCast());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(soac::createConvertI1MemRefToLLVM());

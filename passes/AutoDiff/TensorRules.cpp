@@ -224,11 +224,37 @@ LogicalResult reverseOf(tensor::CastOp op, AdjointBuilder &a) {
   return success();
 }
 
+/// A reshape moves elements without changing them: the source's adjoint is
+/// the result's adjoint reshaped back.
+LogicalResult reverseOf(tensor::CollapseShapeOp op, AdjointBuilder &a) {
+  if (!a.isActive(op.getSrc()))
+    return success();
+  ImplicitLocOpBuilder &b = a.builder();
+  Value source = a.primal(op.getSrc());
+  a.accumulate(op.getSrc(),
+               tensor::ExpandShapeOp::create(
+                   b, op.getSrcType(), a.adjoint(op.getResult()),
+                   op.getReassociationIndices(),
+                   tensor::getMixedSizes(b, b.getLoc(), source)));
+  return success();
+}
+
+LogicalResult reverseOf(tensor::ExpandShapeOp op, AdjointBuilder &a) {
+  if (!a.isActive(op.getSrc()))
+    return success();
+  a.accumulate(op.getSrc(), tensor::CollapseShapeOp::create(
+                                a.builder(), op.getSrcType(),
+                                a.adjoint(op.getResult()),
+                                op.getReassociationIndices()));
+  return success();
+}
+
 void registerTensorRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
     attachRules<tensor::ExtractOp, tensor::InsertOp, tensor::SplatOp,
                 tensor::FromElementsOp, tensor::CastOp, tensor::ExtractSliceOp,
-                tensor::InsertSliceOp, tensor::GenerateOp>(context);
+                tensor::InsertSliceOp, tensor::GenerateOp,
+                tensor::CollapseShapeOp, tensor::ExpandShapeOp>(context);
   });
 }
 

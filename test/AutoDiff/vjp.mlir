@@ -215,3 +215,33 @@ func.func @value_and_gradient(%x: f64, %n: index) -> (f64, f64) {
   %g:2 = soac.vjp @iterate(%x, %n, %one) wrt [0] : (f64, index, f64) -> (f64, f64)
   return %g#0, %g#1 : f64, f64
 }
+
+// -----
+
+// Reshapes move elements: the adjoint of a collapse_shape is the seed
+// expanded back to the source's sizes, and that of an expand_shape is the
+// seed collapsed (so a vjp of a vjp of a 2-D gather has every rule it needs).
+// CHECK-LABEL: func.func private @flatten__vjp_wrt_0(
+// CHECK-SAME: %[[X:.*]]: tensor<?x?xf32>, %[[SEED:.*]]: tensor<?xf32>)
+// CHECK-DAG: %[[R:.*]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[C:.*]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.expand_shape %[[SEED]] {{\[}}[0, 1]] output_shape [%[[R]], %[[C]]] : tensor<?xf32> into tensor<?x?xf32>
+// CHECK-LABEL: func.func private @unflatten__vjp_wrt_0(
+// CHECK-SAME: %[[X:.*]]: tensor<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[SEED:.*]]: tensor<?x?xf32>)
+// CHECK: tensor.collapse_shape %[[SEED]] {{\[}}[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+func.func @flatten(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %f = tensor.collapse_shape %x [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  return %f : tensor<?xf32>
+}
+func.func @grad_flatten(%x: tensor<?x?xf32>, %seed: tensor<?xf32>) -> tensor<?x?xf32> {
+  %r:2 = soac.vjp @flatten(%x, %seed) : (tensor<?x?xf32>, tensor<?xf32>) -> (tensor<?xf32>, tensor<?x?xf32>)
+  return %r#1 : tensor<?x?xf32>
+}
+func.func @unflatten(%x: tensor<?xf32>, %rows: index, %cols: index) -> tensor<?x?xf32> {
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [%rows, %cols] : tensor<?xf32> into tensor<?x?xf32>
+  return %e : tensor<?x?xf32>
+}
+func.func @grad_unflatten(%x: tensor<?xf32>, %rows: index, %cols: index, %seed: tensor<?x?xf32>) -> tensor<?xf32> {
+  %r:2 = soac.vjp @unflatten(%x, %rows, %cols, %seed) {wrt = array<i64: 0>} : (tensor<?xf32>, index, index, tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>)
+  return %r#1 : tensor<?xf32>
+}

@@ -737,3 +737,35 @@ def test_elementwise_max_of_rows_sends_each_column_to_its_first_maximum():
     ties = np.array([[1.0, 2.0], [3.0, 2.0], [3.0, 0.0]])
     gradient = soac.grad(COLUMN_MAX, "column_max", wrt=[0])(ties, np.array([1.0, 1.0]))
     np.testing.assert_array_equal(gradient, [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
+
+
+GATHERS_2D = """
+// Element reads X[i, 0] * X[i, 1] of a matrix free in a map: their adjoint
+// is a sparse accumulation into the flattened matrix, reshaped back.
+func.func @first_columns(%x: tensor<?x?xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf64>
+  %i = soac.iota %rows : tensor<?xindex>
+  %r = soac.map ins(%i : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%k: index):
+    %a = tensor.extract %x[%k, %c0] : tensor<?x?xf64>
+    %b = tensor.extract %x[%k, %c1] : tensor<?x?xf64>
+    %p = arith.mulf %a, %b : f64
+    soac.yield %p : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// The vjp as a function of the matrix, to differentiate once more.
+func.func @first_columns_vjp(%x: tensor<?x?xf64>, %seed: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r:2 = soac.vjp @first_columns(%x, %seed) : (tensor<?x?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>)
+  return %r#1 : tensor<?x?xf64>
+}
+"""
+
+
+def test_gather_of_elements_of_a_matrix_and_its_second_derivative():
+    x = rng.standard_normal((5, 3))
+    check_vjp(GATHERS_2D, "first_columns", [x])
+    check_vjp(GATHERS_2D, "first_columns_vjp", [x, rng.standard_normal(5)], wrt=[0])

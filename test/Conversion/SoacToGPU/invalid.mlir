@@ -163,3 +163,43 @@ func.func @histogram_of_rows_per_row(%x: tensor<?x?x?xf32>, %i: tensor<?xindex>,
   }
   return %r : tensor<?x?x?xf32>
 }
+
+// -----
+
+// A gpu.launch written by hand is checked against what a launch can have.
+func.func @huge_block(%x: memref<256xindex>) {
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 2147483648 : index
+  // expected-error @+1 {{'gpu.launch' op has a block of 2147483648 threads in dimension 0: a block has 1 to 1024 threads}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %big, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @too_many_threads(%x: memref<256xindex>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{'gpu.launch' op has blocks of 4096 threads: a block has at most 1024}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c64, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @empty_grid(%x: memref<256xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'gpu.launch' op has 0 blocks in dimension 1: a grid has 1 to 65535 blocks there}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c0, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}

@@ -94,6 +94,27 @@ func.func @histogram(%h: tensor<?xf32>, %i: tensor<?xi64>, %v: tensor<?xf32>) ->
 
 // -----
 
+// Rows combined elementwise in a flat view of dest; a static 0 among the
+// sizes still makes a dynamic flat size.
+// CHECK-LABEL: func.func @histogram_of_empty_rows
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<0x?xf32> into memref<?xf32>
+// CHECK: memref.atomic_rmw addf
+func.func @histogram_of_empty_rows(%h: tensor<0x?xf32>, %i: tensor<?xindex>, %v: tensor<?x?xf32>, %z: tensor<?xf32>) -> tensor<0x?xf32> {
+  %r = soac.reduce_by_index dest(%h : tensor<0x?xf32>) indices(%i : tensor<?xindex>)
+         ins(%v : tensor<?x?xf32>) init(%z : tensor<?xf32>) -> tensor<0x?xf32> {
+  ^bb0(%a: tensor<?xf32>, %b: tensor<?xf32>):
+    %s = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%x: f32, %y: f32):
+      %t = arith.addf %x, %y : f32
+      soac.yield %t : f32
+    }
+    soac.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<0x?xf32>
+}
+
+// -----
+
 // Other operators: a compare-and-swap loop around the operator.
 // CHECK-LABEL: func.func @product_histogram
 // CHECK: scf.while
