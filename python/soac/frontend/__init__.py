@@ -8,15 +8,33 @@ numpy-like layer made of SOACs, and ``soac.grad`` / ``soac.vjp`` /
 ``soac.value_and_grad`` differentiate traced functions. Ops carry the
 user's source locations; mistakes raise :class:`TraceError` at the user's line.
 
-One module per job: ``locations`` (source locations, errors), ``tracing``
-(trace state, Python values to IR), ``array`` (the traced array and its
-operators), ``elementwise`` (broadcasting), ``combinators`` (SOACs),
-``control`` (scf), ``math``, ``numpy``, ``jit``, ``transforms`` (derivatives)
-and ``custom`` (derivatives given by the user).
+The modules form layers; each imports only modules of earlier layers (and
+earlier modules of its own), as ``test/python/test_frontend_layout.py``
+checks:
+
+1. ``locations``: source locations of the user's code, :class:`TraceError`.
+2. ``tracing``: the stack of traces, :class:`ArgSpec`, Python values and
+   dtypes as IR (constants, types, sizes), flattening outputs. It knows IR
+   values, not arrays.
+3. ``array``: the :class:`Array` class (value, shape, dtype; no operators)
+   and Python values made into arrays (``lift``, ``coerce``, ``index``).
+4. Primitives that emit ops on arrays: ``indexing`` (``x[i]``),
+   ``elementwise`` (broadcasting, arithmetic, comparisons, casts),
+   ``combinators`` (the SOACs), ``control`` (scf loops and branches),
+   ``math`` (``soac.math``).
+5. The numpy layer: ``_numpy/`` holds one module per family of functions
+   (``shapes``, ``ufuncs``, ``creation``, ``reductions``, ``products``) and
+   ``array_methods``, which attaches :class:`Array`'s operators and methods
+   (``+``, ``@``, ``x[i]``, ``x.sum()``); ``numpy`` is the ``soac.numpy``
+   namespace, and importing it attaches them. This package imports it, so
+   arrays always have them.
+6. Entry points: ``jit`` (tracing a function into a ``func.func``, compiling,
+   caching), ``transforms`` (derivatives) and ``custom`` (derivatives given
+   by the user).
 """
 
-from .array import Array  # first: the other modules build on it
-from . import math, numpy  # noqa: I001
+from . import math, numpy  # numpy attaches Array's operators (_numpy/array_methods.py)
+from .array import Array
 from .combinators import iota, map, reduce, reduce_by_index, scan, scatter
 from .control import cond, fori_loop, while_loop
 from .custom import CustomDerivatives, custom_jvp, custom_vjp

@@ -16,7 +16,7 @@ from mlir import ir
 
 from .. import builders
 from . import tracing
-from .array import Array
+from .array import Array, coerce, index, lift
 from .locations import TraceError, located
 
 
@@ -39,7 +39,7 @@ def map(fn: Callable[..., Any], *xs: Any, mixed_mode: bool | None = None) -> Any
     def body(*rows: ir.Value) -> list[ir.Value]:
         values, shape = tracing.flatten(fn(*[Array(r) for r in rows]))
         structure.append(shape)
-        return [tracing.lift(v).value for v in values]
+        return [lift(v).value for v in values]
 
     results = builders.map([a.value for a in arrays], _arity_checked(fn, len(arrays), "map", body))
     if mixed_mode is not None:
@@ -85,7 +85,7 @@ def scatter(dest: Any, indices: Any, values: Any) -> Array:
     >>> soac.jit(soac.scatter)(np.zeros(4), np.array([3, 0, 9]), np.array([1.0, 2.0, 3.0]))
     array([2., 0., 0., 1.])
     """
-    dest, values = tracing.lift(dest), tracing.lift(values)
+    dest, values = lift(dest), lift(values)
     indices = _indices(indices, values)
     if dest.ndim == 0 or values.ndim == 0:
         raise TraceError("scatter writes rows: dest and values must be tensors")
@@ -107,7 +107,7 @@ def reduce_by_index(op: Callable[..., Any], dest: Any, indices: Any, values: Any
     """
     value_arrays, inits, structure = _operator_operands("reduce_by_index", values, init)
     dests, dest_structure = tracing.flatten(dest)
-    dests = [tracing.lift(d) for d in dests]
+    dests = [lift(d) for d in dests]
     if dest_structure != structure:
         raise TraceError(f"reduce_by_index has {len(dests)} destinations for {len(value_arrays)} value arrays")
     indices = _indices(indices, value_arrays[0])
@@ -131,13 +131,13 @@ def iota(n: Any, dtype: Any = np.int64) -> Array:
         raise TraceError(f"iota makes integers, not {np.dtype(dtype)}; convert with .astype")
     if isinstance(n, (int, np.integer)) and not isinstance(n, bool):
         return Array(builders.iota(int(n), element))
-    return Array(builders.iota(tracing.index(n), element))
+    return Array(builders.iota(index(n), element))
 
 
 def _inputs(what: str, xs: Sequence[Any]) -> list[Array]:
     if not xs:
         raise TraceError(f"{what} needs at least one input array")
-    arrays = [tracing.lift(x) for x in xs]
+    arrays = [lift(x) for x in xs]
     for a in arrays:
         if a.ndim == 0:
             raise TraceError(f"{what} iterates over the rows of arrays; got a scalar {a!r}")
@@ -155,7 +155,7 @@ def _operator_operands(what: str, xs: Any, init: Any) -> tuple[list[Array], list
     if init_structure != structure:
         raise TraceError(f"{what} has {len(arrays)} inputs but {len(inits)} neutral elements")
     rows = [builders.row_type(a.value.type) for a in arrays]
-    return arrays, tracing.coerce(inits, rows, f"the neutral element of {what}"), structure
+    return arrays, coerce(inits, rows, f"the neutral element of {what}"), structure
 
 
 def _operator(op: Callable[..., Any], inits: list[ir.Value], what: str) -> Callable[..., list[ir.Value]]:
@@ -163,7 +163,7 @@ def _operator(op: Callable[..., Any], inits: list[ir.Value], what: str) -> Calla
 
     def body(*args: ir.Value) -> list[ir.Value]:
         values, _ = tracing.flatten(op(*[Array(a) for a in args]))
-        return tracing.coerce(values, types, f"the operator of {what}")
+        return coerce(values, types, f"the operator of {what}")
 
     return _arity_checked(op, 2 * len(inits), what, body)
 
@@ -180,7 +180,7 @@ def _arity_checked(fn: Callable, count: int, what: str, body: Callable) -> Calla
 
 
 def _indices(indices: Any, values: Array) -> Array:
-    indices = tracing.lift(indices)
+    indices = lift(indices)
     if indices.ndim != 1 or indices.dtype.kind != "i":
         raise TraceError(f"indices must be a 1-D integer array, got {indices!r}")
     if indices.shape[0] is not None and values.shape[0] is not None and indices.shape[0] != values.shape[0]:

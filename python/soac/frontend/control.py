@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from . import tracing
-from .array import Array
+from .array import Array, coerce, index, lift
 from .locations import TraceError, located
 
 
@@ -29,13 +29,13 @@ def fori_loop(lower: Any, upper: Any, body: Callable[[Array, Any], Any], init: A
     """
     carry, structure = _carry(init)
     types = [c.value.type for c in carry]
-    loop = scf.ForOp(tracing.index(lower), tracing.index(upper), arith.constant(ir.IndexType.get(), 1), [c.value for c in carry])
+    loop = scf.ForOp(index(lower), index(upper), arith.constant(ir.IndexType.get(), 1), [c.value for c in carry])
     _set_checkpoint_levels(loop, checkpoint_levels)
     with ir.InsertionPoint(loop.body):
         i = Array(arith.index_cast(ir.IntegerType.get_signless(64), loop.induction_variable))
         state = tracing.rebuild([Array(v) for v in loop.inner_iter_args], structure)
         values, _ = tracing.flatten(body(i, state))
-        scf.YieldOp(tracing.coerce(values, types, "the body of fori_loop"))
+        scf.YieldOp(coerce(values, types, "the body of fori_loop"))
     return tracing.rebuild([Array(r) for r in loop.results], structure)
 
 
@@ -55,14 +55,14 @@ def while_loop(cond: Callable[[Any], Any], body: Callable[[Any], Any], init: Any
     _set_checkpoint_levels(loop, checkpoint_levels)
     before = loop.before.blocks.append(*types)
     with ir.InsertionPoint(before):
-        test = tracing.lift(cond(tracing.rebuild([Array(v) for v in before.arguments], structure)))
+        test = lift(cond(tracing.rebuild([Array(v) for v in before.arguments], structure)))
         if test.ndim != 0 or test.dtype != np.bool_:
             raise TraceError(f"the condition of while_loop must return a bool scalar, got {test!r}")
         scf.ConditionOp(test.value, list(before.arguments))
     after = loop.after.blocks.append(*types)
     with ir.InsertionPoint(after):
         values, _ = tracing.flatten(body(tracing.rebuild([Array(v) for v in after.arguments], structure)))
-        scf.YieldOp(tracing.coerce(values, types, "the body of while_loop"))
+        scf.YieldOp(coerce(values, types, "the body of while_loop"))
     return tracing.rebuild([Array(r) for r in loop.results], structure)
 
 
@@ -78,7 +78,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
     """
     if isinstance(pred, (bool, np.bool_)):  # known while tracing: no branch in the IR
         return (true_fn if pred else false_fn)(*operands)
-    pred = tracing.lift(pred)
+    pred = lift(pred)
     if pred.ndim != 0 or pred.dtype != np.bool_:
         raise TraceError(f"the predicate of cond must be a bool scalar, got {pred!r}")
     # The result types are known once both branches are traced: trace them into
@@ -88,7 +88,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
     for fn, region in ((true_fn, placeholder.then_block), (false_fn, placeholder.else_block)):
         with ir.InsertionPoint(region):
             values, structure = tracing.flatten(fn(*operands))
-            branches.append(([tracing.lift(v).value for v in values], structure, region))
+            branches.append(([lift(v).value for v in values], structure, region))
     (true_values, structure, _), (false_values, false_structure, _) = branches
     if structure != false_structure or len(true_values) != len(false_values):
         raise TraceError("the branches of cond return different numbers of values")
@@ -96,7 +96,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
     result = ir.Operation.create("scf.if", results=types, operands=[pred.value], regions=2)
     for (values, _, block), region in zip(branches, result.regions):
         with ir.InsertionPoint(block):
-            scf.YieldOp(tracing.coerce([Array(v) for v in values], types, "a branch of cond"))
+            scf.YieldOp(coerce([Array(v) for v in values], types, "a branch of cond"))
         block.append_to(region)
     placeholder.operation.erase()
     return tracing.rebuild([Array(r) for r in result.results], structure)
@@ -104,7 +104,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
 
 def _carry(init: Any) -> tuple[list[Array], tracing.Structure]:
     values, structure = tracing.flatten(init)
-    return [tracing.lift(v) for v in values], structure
+    return [lift(v) for v in values], structure
 
 
 def _set_checkpoint_levels(loop: ir.OpView, levels: int | None) -> None:

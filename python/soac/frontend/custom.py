@@ -30,8 +30,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from . import tracing
-from .array import Array
-from .jit import Function
+from .array import Array, lift
+from .jit import Function, trace_function
 from .locations import user_location
 
 
@@ -60,10 +60,10 @@ class CustomDerivatives:
     def __call__(self, *args: Any) -> Any:
         if not tracing.active():
             return self._compiled(*args)
-        arrays = [tracing.lift(a) for a in args]
+        arrays = [lift(a) for a in args]
         types = [a.value.type for a in arrays]
         module = tracing.current().module
-        callee, structure = tracing.trace_function(self.fun, types, module, private=True)
+        callee, structure = trace_function(self.fun, types, module, private=True)
         # A derivative that calls the function itself (for its value) gets
         # the plain function: the derivatives are not its own.
         if not self._tracing_derivatives:
@@ -82,7 +82,7 @@ class CustomDerivatives:
 
     @staticmethod
     def _attach(callee, attribute: str, derivative: Callable[..., Any], types: list[ir.Type], module: ir.Module) -> None:
-        function, _ = tracing.trace_function(derivative, types, module, private=True)
+        function, _ = trace_function(derivative, types, module, private=True)
         callee.attributes[attribute] = ir.FlatSymbolRefAttr.get(function.name.value)
 
 

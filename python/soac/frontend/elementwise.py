@@ -17,8 +17,9 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from .. import builders
-from . import array as array_module
 from . import tracing
+from .array import Array, lift
+from .indexing import getitem
 from .locations import TraceError, located
 
 Scalar = Callable[..., ir.Value]
@@ -39,41 +40,41 @@ _FLOAT_PREDICATES = {"lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE", "eq": "
 _INTEGER_PREDICATES = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 
 
-def broadcast(fn: Scalar, *arrays: array_module.Array) -> array_module.Array:
+def broadcast(fn: Scalar, *arrays: Array) -> Array:
     """``fn`` (on scalar IR values) applied elementwise with numpy broadcasting."""
     rank = max(a.ndim for a in arrays)
     if rank == 0:
-        return array_module.Array(fn(*[a.value for a in arrays]))
+        return Array(fn(*[a.value for a in arrays]))
     sizes = {a.shape[0] for a in arrays if a.ndim == rank}
     if len({s for s in sizes if s is not None} - {1}) > 1:
         shapes = " and ".join(_shape(a) for a in arrays)
         raise TraceError(f"shapes {shapes} do not broadcast")
     if sizes != {1}:
-        arrays = tuple(a[0] if a.ndim == rank and a.shape[0] == 1 else a for a in arrays)
+        arrays = tuple(getitem(a, 0) if a.ndim == rank and a.shape[0] == 1 else a for a in arrays)
     mapped = [i for i, a in enumerate(arrays) if a.ndim == rank]
 
     def row(*rows: ir.Value) -> ir.Value:
         parts = list(arrays)
         for i, r in zip(mapped, rows):
-            parts[i] = array_module.Array(r)
+            parts[i] = Array(r)
         return broadcast(fn, *parts).value
 
-    return array_module.Array(builders.map([arrays[i].value for i in mapped], row))
+    return Array(builders.map([arrays[i].value for i in mapped], row))
 
 
-def operands(*values: Any) -> list[array_module.Array]:
+def operands(*values: Any) -> list[Array]:
     """``values`` as Arrays; Python numbers take the dtype of the first Array."""
-    like = next((scalar_type(v) for v in values if isinstance(v, array_module.Array)), None)
-    return [tracing.lift(v, like=like) for v in values]
+    like = next((scalar_type(v) for v in values if isinstance(v, Array)), None)
+    return [lift(v, like=like) for v in values]
 
 
-def scalar_type(array: array_module.Array) -> ir.Type:
+def scalar_type(array: Array) -> ir.Type:
     type_ = array.value.type
     return ir.RankedTensorType(type_).element_type if isinstance(type_, ir.RankedTensorType) else type_
 
 
 @located
-def binary(name: str, a: Any, b: Any) -> array_module.Array:
+def binary(name: str, a: Any, b: Any) -> Array:
     a, b = operands(a, b)
     _same_dtype(_SYMBOLS[name], a, b)
     table = {"f": _FLOAT, "i": _INTEGER, "b": _BOOL}[a.dtype.kind]
@@ -84,7 +85,7 @@ def binary(name: str, a: Any, b: Any) -> array_module.Array:
 
 
 @located
-def compare(name: str, a: Any, b: Any) -> array_module.Array:
+def compare(name: str, a: Any, b: Any) -> Array:
     a, b = operands(a, b)
     _same_dtype("comparison", a, b)
     if a.dtype.kind == "f":
@@ -95,11 +96,11 @@ def compare(name: str, a: Any, b: Any) -> array_module.Array:
 
 
 @located
-def power(a: Any, b: Any) -> array_module.Array:
+def power(a: Any, b: Any) -> Array:
     """``a ** b``: a small non-negative integer exponent multiplies (exact, and
     differentiable at 0); otherwise ``math.powf`` on floats."""
-    if isinstance(a, array_module.Array) and isinstance(b, (int, np.integer)) and not isinstance(b, bool) and 0 <= b <= 8:
-        a = tracing.lift(a)
+    if isinstance(a, Array) and isinstance(b, (int, np.integer)) and not isinstance(b, bool) and 0 <= b <= 8:
+        a = lift(a)
         multiply = _FLOAT["mul"] if a.dtype.kind == "f" else _INTEGER["mul"]
 
         def repeated(x: ir.Value) -> ir.Value:
@@ -117,32 +118,32 @@ def power(a: Any, b: Any) -> array_module.Array:
 
 
 @located
-def negative(a: Any) -> array_module.Array:
-    a = tracing.lift(a)
+def negative(a: Any) -> Array:
+    a = lift(a)
     if a.dtype.kind == "f":
         return broadcast(arith.negf, a)
     return broadcast(lambda x: arith.subi(arith.constant(x.type, 0), x), a)
 
 
 @located
-def logical_not(a: Any) -> array_module.Array:
-    a = tracing.lift(a)
+def logical_not(a: Any) -> Array:
+    a = lift(a)
     if a.dtype.kind == "f":
         raise TraceError("~ is not defined on floats")
     return broadcast(lambda x: arith.xori(x, arith.constant(x.type, -1)), a)
 
 
-def float_unary(name: str, op: Scalar, x: Any) -> array_module.Array:
+def float_unary(name: str, op: Scalar, x: Any) -> Array:
     """A math function of floats, elementwise."""
-    x = tracing.lift(x, like=ir.F64Type.get())
+    x = lift(x, like=ir.F64Type.get())
     if x.dtype.kind != "f":
         raise TraceError(f"soac.math.{name} needs floats, got {x.dtype}; convert with .astype(float)")
     return broadcast(op, x)
 
 
 @located
-def where(condition: Any, a: Any, b: Any) -> array_module.Array:
-    condition = tracing.lift(condition)
+def where(condition: Any, a: Any, b: Any) -> Array:
+    condition = lift(condition)
     if condition.dtype != np.bool_:
         raise TraceError(f"the condition of where must be bool, got {condition.dtype}")
     a, b = operands(a, b)
@@ -151,8 +152,8 @@ def where(condition: Any, a: Any, b: Any) -> array_module.Array:
 
 
 @located
-def astype(x: Any, dtype: np.dtype) -> array_module.Array:
-    x = tracing.lift(x)
+def astype(x: Any, dtype: np.dtype) -> Array:
+    x = lift(x)
     target = tracing.element_type(dtype)
     if target is None:
         raise TraceError(f"cannot convert to {dtype}")
@@ -182,10 +183,10 @@ def convert(value: ir.Value, target: ir.Type) -> ir.Value:
     return arith.extui(target, value) if source_width == 1 else arith.extsi(target, value)
 
 
-def _same_dtype(what: str, a: array_module.Array, b: array_module.Array) -> None:
+def _same_dtype(what: str, a: Array, b: Array) -> None:
     if a.dtype != b.dtype:
         raise TraceError(f"{what}: the operands are {a.dtype} and {b.dtype}; convert one with .astype")
 
 
-def _shape(a: array_module.Array) -> str:
+def _shape(a: Array) -> str:
     return "(" + ", ".join("?" if d is None else str(d) for d in a.shape) + ("," if a.ndim == 1 else "") + ")"

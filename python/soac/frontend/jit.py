@@ -7,19 +7,52 @@ A function is traced once per signature: the dtype and rank of each argument
 from __future__ import annotations
 
 import functools
+import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mlir import ir
+from mlir.dialects import func
 
 from .. import compiler
+from ..autodiff import _fresh_name as fresh_name
 from ..diagnostics import verify
 from ..errors import Error
 from ..runtime.abi import CompiledFunction
 from . import tracing
+from .array import Array, lift
+from .locations import TraceError, user_location
 from .tracing import ArgSpec
+
+
+def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module, *, private: bool = False):
+    """Traces ``fn`` into a new ``func.func`` of ``module`` taking ``arg_types``.
+
+    ``private`` functions (callees of a soac.vjp) are not entry points.
+    Returns the function and how to rebuild ``fn``'s output from its results
+    (see :func:`tracing.flatten`).
+    """
+    code = getattr(fn, "__code__", None)
+    location = ir.Location.file(code.co_filename, code.co_firstlineno, 1) if code else user_location()
+    # Helpers go first: soac-autodiff expands a soac.vjp of a function that
+    # itself holds a soac.vjp only when the callee comes first in the module.
+    where = ir.InsertionPoint.at_block_begin(module.body) if private else ir.InsertionPoint(module.body)
+    with location, where:
+        name = fresh_name(module, re.sub(r"\W", "", getattr(fn, "__name__", "")) or "traced")  # <lambda> -> lambda
+        function = func.FuncOp(name, (list(arg_types), []))
+        if private:
+            function.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        block = function.add_entry_block()
+    with tracing.into(module, function), location, ir.InsertionPoint(block):
+        values, structure = tracing.flatten(fn(*[Array(v) for v in block.arguments]))
+        if not values:
+            raise TraceError(f"traced function {function.name.value} returns nothing")
+        results = [lift(v).value for v in values]
+        func.ReturnOp(results)
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(arg_types), [r.type for r in results]))
+    return function, structure
 
 
 @dataclass
@@ -80,7 +113,7 @@ class Function:
             self._context = self._context or ir.Context()
             with self._context, ir.Location.unknown():
                 module = ir.Module.create()
-                function, structure = tracing.trace_function(self.fn, [spec.ir_type() for spec in key], module)
+                function, structure = trace_function(self.fn, [spec.ir_type() for spec in key], module)
                 verify(module)
             self._traces[key] = Traced(module, function.name.value, structure, self.options)
         self._last = self._traces[key]

@@ -13,8 +13,8 @@ from typing import Any
 from mlir.dialects import math as _math
 
 from . import elementwise as _elementwise
-from . import tracing as _tracing
 from .array import Array
+from .array import lift as _lift
 from .locations import located as _located
 
 __all__ = [
@@ -50,7 +50,7 @@ floor = _unary("floor", _math.floor)
 @_located
 def abs(x: Any) -> Array:  # noqa: A001  (numpy's name)
     """Elementwise absolute value (``math.absf`` / ``math.absi``)."""
-    x = _tracing.lift(x)
+    x = _lift(x)
     return _elementwise.broadcast(_math.absf if x.dtype.kind == "f" else _math.absi, x)
 
 

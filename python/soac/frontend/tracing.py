@@ -4,12 +4,15 @@ A trace builds one ``func.func``; :class:`Trace` objects form a stack because
 differentiating a function inside a trace traces it into a second function
 of the same module. Arrays remember their trace, so that a value captured from
 an enclosing function (which ``func.func`` cannot see) is a clear error.
+
+This module knows IR values only: the traced array (:mod:`.array`) is built on
+it, and wraps the values made here.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -17,10 +20,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, tensor
 
-from ..autodiff import _fresh_name as fresh_name
 from ..types import numpy_dtype
-from . import array as array_module
-from .locations import TraceError, user_location
+from .locations import TraceError
 
 Structure = Union[None, tuple]  # how leaves nest: None for a leaf, a tuple of structures
 
@@ -87,36 +88,14 @@ def element_type(dtype: np.dtype) -> ir.Type | None:
     return None
 
 
-def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module, *, private: bool = False):
-    """Traces ``fn`` into a new ``func.func`` of ``module`` taking ``arg_types``.
-
-    ``private`` functions (callees of a soac.vjp) are not entry points.
-    Returns the function and how to rebuild ``fn``'s output from its results
-    (see :func:`flatten`).
-    """
-    code = getattr(fn, "__code__", None)
-    location = ir.Location.file(code.co_filename, code.co_firstlineno, 1) if code else user_location()
-    # Helpers go first: soac-autodiff expands a soac.vjp of a function that
-    # itself holds a soac.vjp only when the callee comes first in the module.
-    where = ir.InsertionPoint.at_block_begin(module.body) if private else ir.InsertionPoint(module.body)
-    with location, where:
-        name = fresh_name(module, re.sub(r"\W", "", getattr(fn, "__name__", "")) or "traced")  # <lambda> -> lambda
-        function = func.FuncOp(name, (list(arg_types), []))
-        if private:
-            function.attributes["sym_visibility"] = ir.StringAttr.get("private")
-        block = function.add_entry_block()
+@contextlib.contextmanager
+def into(module: ir.Module, function: func.FuncOp) -> Iterator[None]:
+    """Makes ``function`` (of ``module``) the current trace inside the ``with`` block."""
     _stack.append(Trace(module, function))
     try:
-        with location, ir.InsertionPoint(block):
-            values, structure = flatten(fn(*[array_module.Array(v) for v in block.arguments]))
-            if not values:
-                raise TraceError(f"traced function {function.name.value} returns nothing")
-            results = [lift(v).value for v in values]
-            func.ReturnOp(results)
+        yield
     finally:
         _stack.pop()
-    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(arg_types), [r.type for r in results]))
-    return function, structure
 
 
 def flatten(output: Any) -> tuple[list[Any], Structure]:
@@ -142,43 +121,20 @@ def rebuild(values: Sequence[Any], structure: Structure) -> Any:
     return build(structure)
 
 
-def lift(value: Any, like: ir.Type | None = None) -> array_module.Array:
-    """``value`` as an Array of the current trace: Python and numpy scalars
-    become constants (of the scalar type ``like`` when given: Python numbers
-    take the type of the array they meet), numpy arrays dense constants."""
-    if isinstance(value, array_module.Array):
-        if value.trace is not current():
-            raise TraceError(
-                "this value belongs to another traced function (a closure over a traced value, or one kept "
-                "after its trace ended); pass it as an argument instead"
-            )
-        return value
+def constant(value: Any, like: ir.Type | None = None) -> ir.Value:
+    """A Python or numpy scalar (of the scalar type ``like`` when given: Python
+    numbers take the type of the array they meet) or a numpy array as a
+    constant of the current trace."""
     current()
     if isinstance(value, (bool, int, float)) and like is not None:
-        return array_module.Array(_scalar_constant(value, like))
+        return _scalar_constant(value, like)
     if isinstance(value, (bool, int, float, np.generic)):  # numpy scalars keep their dtype
-        return array_module.Array(_scalar_constant(value, ArgSpec.of(value).ir_type()))
+        return _scalar_constant(value, ArgSpec.of(value).ir_type())
     if isinstance(value, np.ndarray):
         ArgSpec.of(value)
         shaped = ir.RankedTensorType.get(list(value.shape), element_type(value.dtype))
-        return array_module.Array(arith.constant(shaped, ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=shaped)))
+        return arith.constant(shaped, ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=shaped))
     raise TraceError(f"cannot trace a value of type {type(value).__name__}; soac traces arrays and numbers")
-
-
-def coerce(values: Sequence[Any], types: Sequence[ir.Type], what: str) -> list[ir.Value]:
-    """``values`` as IR values of ``types``: numbers become constants, tensors
-    with the same dtype and rank are cast (a static size for a dynamic one)."""
-    if len(values) != len(types):
-        raise TraceError(f"{what} returns {len(values)} values where {len(types)} are expected")
-    coerced = []
-    for value, type_ in zip(values, types):
-        value = lift(value, like=type_ if not isinstance(type_, ir.ShapedType) else None).value
-        if value.type != type_:
-            if not (_same_rank_tensors(value.type, type_)):
-                raise TraceError(f"{what} returns {describe(value.type)} where {describe(type_)} is expected")
-            value = tensor.cast(type_, value)
-        coerced.append(value)
-    return coerced
 
 
 def join(a: ir.Type, b: ir.Type, what: str) -> ir.Type:
@@ -186,11 +142,19 @@ def join(a: ir.Type, b: ir.Type, what: str) -> ir.Type:
     they disagree become dynamic)."""
     if a == b:
         return a
-    if not _same_rank_tensors(a, b):
+    if not same_rank_tensors(a, b):
         raise TraceError(f"{what}: {describe(a)} and {describe(b)} differ")
     a, b = ir.RankedTensorType(a), ir.RankedTensorType(b)
     shape = [x if x == y else ir.ShapedType.get_dynamic_size() for x, y in zip(a.shape, b.shape)]
     return ir.RankedTensorType.get(shape, a.element_type)
+
+
+def same_rank_tensors(a: ir.Type, b: ir.Type) -> bool:
+    """Whether ``a`` and ``b`` are tensors of one rank and element type (a cast joins them)."""
+    if not (isinstance(a, ir.RankedTensorType) and isinstance(b, ir.RankedTensorType)):
+        return False
+    a, b = ir.RankedTensorType(a), ir.RankedTensorType(b)
+    return a.rank == b.rank and a.element_type == b.element_type
 
 
 def describe(type_: ir.Type) -> str:
@@ -205,22 +169,12 @@ def describe(type_: ir.Type) -> str:
     return dtype.name if dtype is not None else str(type_)
 
 
-def index(value: Any) -> ir.Value:
-    """An integer (Python or traced scalar) as an ``index`` value."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return arith.constant(ir.IndexType.get(), int(value))
-    value = lift(value)
-    if value.ndim != 0 or value.dtype.kind != "i":
-        raise TraceError(f"an index must be an integer scalar, got {describe(value.value.type)}")
-    return arith.index_cast(ir.IndexType.get(), value.value)
-
-
-def dim(array: array_module.Array, axis: int) -> ir.Value:
-    """The size of ``array`` along ``axis`` as an ``index`` value."""
-    static = array.shape[axis]
-    if static is not None:
-        return arith.constant(ir.IndexType.get(), static)
-    return tensor.dim(array.value, arith.constant(ir.IndexType.get(), axis))
+def dim(value: ir.Value, axis: int) -> ir.Value:
+    """The size of the tensor ``value`` along ``axis`` as an ``index`` value."""
+    size = ir.RankedTensorType(value.type).shape[axis]
+    if not ir.ShapedType.is_dynamic_size(size):
+        return arith.constant(ir.IndexType.get(), size)
+    return tensor.dim(value, arith.constant(ir.IndexType.get(), axis))
 
 
 def _scalar_constant(value: Any, type_: ir.Type) -> ir.Value:
@@ -229,10 +183,3 @@ def _scalar_constant(value: Any, type_: ir.Type) -> ir.Value:
     if isinstance(value, float):
         raise TraceError(f"the float {value!r} meets an integer value ({describe(type_)}); convert with .astype")
     return arith.constant(type_, int(value))
-
-
-def _same_rank_tensors(a: ir.Type, b: ir.Type) -> bool:
-    if not (isinstance(a, ir.RankedTensorType) and isinstance(b, ir.RankedTensorType)):
-        return False
-    a, b = ir.RankedTensorType(a), ir.RankedTensorType(b)
-    return a.rank == b.rank and a.element_type == b.element_type

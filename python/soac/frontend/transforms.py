@@ -27,8 +27,8 @@ from .. import autodiff, builders, forward
 from ..compiler import CpuOptions
 from ..errors import Error
 from . import tracing
-from .array import Array
-from .jit import Function
+from .array import Array, coerce, lift
+from .jit import Function, trace_function
 from .locations import TraceError
 
 Differentiable = Callable[..., Any] | ir.Module | str
@@ -61,7 +61,7 @@ def value_and_grad(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None,
 
     def value_and_gradient(*args: Any) -> Any:
         arrays, callee, positions = _differentiate(fun, args, wrt, scalar=True)
-        seed = tracing.lift(1.0, like=_results(callee)[0])
+        seed = lift(1.0, like=_results(callee)[0])
         value, *gradients = autodiff.emit_vjp(callee, [a.value for a in arrays] + [seed.value], positions, scalar_seed=False)
         return Array(value), _structured([Array(g) for g in gradients])
 
@@ -92,7 +92,7 @@ def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
             raise TraceError(f"vjp of {_name(fun)} takes its {count} arguments, then one cotangent per result")
         arrays, callee, positions = _differentiate(fun, args[:count], wrt, scalar=False)
         results = _results(callee)
-        cotangents = tracing.coerce(list(args[count:]), results, f"the cotangents of {_name(fun)}")
+        cotangents = coerce(list(args[count:]), results, f"the cotangents of {_name(fun)}")
         values = autodiff.emit_vjp(callee, [a.value for a in arrays] + cotangents, positions, scalar_seed=False)
         return tuple(Array(v) for v in values)
 
@@ -122,7 +122,7 @@ def jvp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
         if len(args) != count + len(positions):
             raise TraceError(f"jvp of {_name(fun)} takes its {count} arguments, then {len(positions)} tangents")
         types = [arrays[i].value.type for i in positions]
-        tangents = tracing.coerce(list(args[count:]), types, f"the tangents of {_name(fun)}")
+        tangents = coerce(list(args[count:]), types, f"the tangents of {_name(fun)}")
         values = builders.jvp(callee, [a.value for a in arrays] + tangents, wrt=positions)
         return tuple(Array(v) for v in (values if isinstance(values, list) else [values]))
 
@@ -158,9 +158,9 @@ def hvp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] 
 def _differentiate(fun: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int] | None, *, scalar: bool):
     """Traces ``fun`` on ``args`` into a private function of the current
     module; returns the arguments as arrays, the function and the wrt positions."""
-    arrays = [tracing.lift(a) for a in args]
+    arrays = [lift(a) for a in args]
     module = tracing.current().module
-    callee, _ = tracing.trace_function(fun, [a.value.type for a in arrays], module, private=True)
+    callee, _ = trace_function(fun, [a.value.type for a in arrays], module, private=True)
     results = _results(callee)
     if scalar and (len(results) != 1 or not isinstance(results[0], ir.FloatType)):
         returned = ", ".join(tracing.describe(r) for r in results)
