@@ -387,6 +387,26 @@ def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   ];
 }
 
+def SoacVerifyLowerable : Pass<"soac-verify-lowerable", "mlir::ModuleOp"> {
+  let summary = "Refuse programs that the verifiers accept but MLIR's own passes assert on";
+  let description = [{
+    Reports, as errors at their ops, what the ops' verifiers accept but
+    MLIR's passes assume never happens (and abort on): a `tensor.dim` or
+    `memref.dim` at a constant index outside the rank (canonicalization
+    asserts), a static shape whose byte size exceeds the 2^62 bytes a buffer
+    can have (layout computations overflow), a `gpu.launch` of constant sizes
+    no GPU launches (the NVVM lowering asserts). Both named pipelines run it
+    first, so that no program makes them abort instead of reporting.
+
+    ```mlir
+    // error: 'memref.dim' op index -1 is out of range for its source of
+    // type 'memref<?xf32>': expected an index below its rank, 1
+    %m = memref.dim %x, %c-1 : memref<?xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
   let summary = "Check every tensor access at an index not known to be in range";
   let description = [{

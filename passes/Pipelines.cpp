@@ -51,6 +51,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// crosses the call boundaries) and the re-executed code nobody reads
 /// removed.
 void addDerivativeExpansion(OpPassManager &pm) {
+  // First: what MLIR's own passes would abort on becomes an error.
+  pm.addPass(soac::createSoacVerifyLowerable());
   pm.addPass(soac::createSoacAutodiff());
   pm.addPass(createInlinerPass());
   pm.addPass(soac::createSoacSimplify());

@@ -555,44 +555,6 @@ LogicalResult unsupported(Operation *op, StringRef why) {
   return op->emitOpError() << "is not supported by the GPU lowering: " << why;
 }
 
-/// A gpu.launch written by hand: constant sizes within what a launch can
-/// have (the NVVM lowering asserts on a size that does not fit in 32 bits).
-LogicalResult verifyLaunchSizes(gpu::LaunchOp launch) {
-  constexpr int64_t kMaxThreadsPerBlock = 1024;
-  constexpr int64_t kMaxBlocks[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
-  gpu::KernelDim3 threads = launch.getBlockSizeOperandValues();
-  gpu::KernelDim3 blocks = launch.getGridSizeOperandValues();
-  Value threadSizes[3] = {threads.x, threads.y, threads.z};
-  Value blockSizes[3] = {blocks.x, blocks.y, blocks.z};
-  int64_t perBlock = 1;
-  for (int d = 0; d < 3; ++d) {
-    std::optional<int64_t> size = getConstantIntValue(threadSizes[d]);
-    if (size && (*size < 1 || *size > kMaxThreadsPerBlock))
-      return launch.emitOpError()
-             << "has a block of " << *size << " threads in dimension " << d
-             << ": a block has 1 to " << kMaxThreadsPerBlock << " threads";
-    perBlock *= size.value_or(1);
-    size = getConstantIntValue(blockSizes[d]);
-    if (size && (*size < 1 || *size > kMaxBlocks[d]))
-      return launch.emitOpError()
-             << "has " << *size << " blocks in dimension " << d
-             << ": a grid has 1 to " << kMaxBlocks[d] << " blocks there";
-  }
-  if (perBlock > kMaxThreadsPerBlock)
-    return launch.emitOpError() << "has blocks of " << perBlock
-                                << " threads: a block has at most "
-                                << kMaxThreadsPerBlock;
-  return success();
-}
-
-LogicalResult verifyLaunchSizes(ModuleOp module) {
-  bool valid = true;
-  module.walk([&](gpu::LaunchOp launch) {
-    valid &= succeeded(verifyLaunchSizes(launch));
-  });
-  return success(valid);
-}
-
 LogicalResult checkSupported(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([](MapOp map) {
@@ -657,8 +619,7 @@ struct ConvertSoacToGPUPass
       return WalkResult::skip();
     });
     // One-shot bufferization asserts on a dimension past the rank.
-    bool supported = succeeded(verifyDimIndices(getOperation())) &&
-                     succeeded(verifyLaunchSizes(getOperation()));
+    bool supported = succeeded(verifyDimIndices(getOperation()));
     for (Operation *op : soacs)
       supported &= succeeded(checkSupported(op));
     if (!supported)
