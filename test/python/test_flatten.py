@@ -225,13 +225,6 @@ def test_rewrite_happened(name):
         assert text.count(pattern) == count, f"{pattern} in @{name}:\n{text}"
 
 
-# MLIR 22's expand-strided-metadata asserts on a memref.expand_shape with two
-# dynamic sizes in one group ("There must be at most one dynamic size per
-# group"), which a collapsed n×m map with both sizes dynamic bufferizes to:
-# the CPU pipeline cannot compile those yet (soac-flatten is not in it).
-CPU_CANNOT_EXPAND = re.compile(r"tensor\.expand_shape [^\n]*into tensor<\?x\?")
-
-
 @pytest.mark.parametrize("n,m", SIZES)
 @pytest.mark.parametrize("name", sorted(ARGS))
 def test_same_results(name, n, m):
@@ -244,9 +237,6 @@ def test_same_results(name, n, m):
 @pytest.mark.parametrize("n,m", SIZES)
 @pytest.mark.parametrize("name", sorted(ARGS))
 def test_compiled(name, n, m):
-    text = function_text(flattened(CASES[name]), name)
-    if CPU_CANNOT_EXPAND.search(text):
-        pytest.skip("expand_shape of two dynamic sizes: expand-strided-metadata (MLIR 22) cannot lower it")
     args = ARGS[name](n, m)
     expected = interpret(CASES[name], name, *args)
     assert_close(soac.compile(flattened(CASES[name]), name)(*args), expected)
