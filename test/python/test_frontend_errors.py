@@ -69,15 +69,21 @@ def test_python_control_flow_on_traced_values():
 
 
 def test_dtype_mismatches():
-    def f(x, i):
-        return x + i  # DTYPES
-
-    expect(f, [np.ones(2), np.arange(2)], "the operands are float64 and int64", "DTYPES")
-
+    # Operands promote as in JAX; a loop's carry keeps its dtype.
     def g(x):
         return soac.fori_loop(0, 3, lambda i, c: c * 0.5, 1)  # CARRY
 
-    expect(g, [np.float64(1.0)], "the float 0.5 meets an integer value", "CARRY")
+    expect(g, [np.float64(1.0)], "the body of fori_loop returns float64 where int64 is expected", "CARRY")
+
+
+def test_numpy_functions_on_traced_arrays_name_their_soac_twin():
+    expect(lambda x: np.exp(x), [np.ones(2)], r"numpy.exp cannot run on a traced array .*; use soac.numpy.exp", "NP-EXP")  # NP-EXP
+    expect(lambda x: np.sum(x), [np.ones(2)], r"numpy.sum cannot run .*; use soac.numpy.sum", "NP-SUM")  # NP-SUM
+    expect(lambda x: np.asarray(x), [np.ones(2)], r"cannot become a numpy array", "NP-ASARRAY")  # NP-ASARRAY
+    # numpy values on the left of an operator are fine: the operator is soac's.
+    out = soac.jit(lambda x: (np.float32(2) * x, np.ones(2) - x, np.float64(1.5) < x))(np.ones(2, np.float32))
+    assert out[0].dtype == np.float32 and np.array_equal(out[0], [2, 2])
+    assert np.array_equal(out[1], [0, 0]) and np.array_equal(out[2], [False, False])
 
 
 def test_grad_needs_a_float_scalar():

@@ -22,13 +22,13 @@ LAYOUT = [
     # 1. errors and source locations
     "locations",
     # 2. trace state, Python values as IR
-    "tracing",
+    "tracing", "dtypes",
     # 3. the Array class, Python values as arrays
     "array",
     # 4. primitives
-    "indexing", "elementwise", "combinators", "control", "math",
+    "indexing", "elementwise", "combinators", "gather", "control", "math",
     # 5. the numpy layer
-    "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.reductions", "_numpy.products",
+    "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.reductions", "_numpy.products", "_numpy.updates",
     "_numpy.array_methods", "numpy",
     # 6. entry points
     "jit", "transforms", "custom",

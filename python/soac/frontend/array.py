@@ -18,27 +18,57 @@ from mlir.dialects import arith, tensor
 
 from ..types import numpy_dtype
 from . import tracing
-from .locations import TraceError
+from .locations import TraceError, user_location
 
 
 class Array:
-    """A value of a traced function: a scalar or a tensor, with ``shape``
-    (``None`` for a dynamic size), ``ndim`` and ``dtype``."""
+    """A value of a traced function: a scalar or a tensor, with ``shape``,
+    ``ndim``, ``size`` and ``dtype``.
+
+    Sizes are values: ``x.shape`` holds a Python int for each static size and
+    a traced int64 scalar for each dynamic one (every size of a traced
+    argument is dynamic unless the function is jitted with
+    ``static_shapes=True``), so sizes can be computed with and passed to
+    ``arange``, ``iota``, ``zeros`` and slices. ``static_shape`` has ``None``
+    for the dynamic sizes instead.
+    """
 
     def __init__(self, value: ir.Value):
         self.value = value
         self.trace = tracing.current()
 
     @property
-    def shape(self) -> tuple[int | None, ...]:
+    def static_shape(self) -> tuple[int | None, ...]:
+        """The sizes known while tracing: an int per static size, ``None`` per dynamic one."""
         if not isinstance(self.value.type, ir.RankedTensorType):
             return ()
         shape = ir.RankedTensorType(self.value.type).shape
         return tuple(None if ir.ShapedType.is_dynamic_size(d) else d for d in shape)
 
     @property
+    def shape(self) -> tuple[Any, ...]:
+        """The sizes as values: Python ints where static, traced int64 scalars where dynamic."""
+        return tuple(self.dim(axis) for axis in range(self.ndim))
+
+    def dim(self, axis: int) -> Any:
+        """The size along ``axis``: a Python int when static, else a traced int64 scalar."""
+        static = self.static_shape[axis]
+        if static is not None:
+            return static
+        with user_location():
+            return Array(arith.index_cast(ir.IntegerType.get_signless(64), tracing.dim(self.value, axis)))
+
+    @property
+    def size(self) -> Any:
+        """The number of elements (a Python int when every size is static)."""
+        total: Any = 1
+        for axis in range(self.ndim):
+            total = total * self.dim(axis)
+        return total
+
+    @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self.static_shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -55,9 +85,15 @@ class Array:
         )
 
     def __len__(self) -> int:
-        if not self.shape or self.shape[0] is None:
-            raise TraceError(f"len() of {self!r}: the size is dynamic; use soac.numpy.size")
-        return self.shape[0]
+        # Python insists that len() is an int, so a dynamic size cannot be one.
+        if not self.ndim:
+            raise TraceError(f"len() of a scalar {self!r}")
+        if self.static_shape[0] is None:
+            raise TraceError(
+                f"len() of {self!r}: the size is only known when the program runs; use x.shape[0] "
+                "(a traced int), or jit with static_shapes=True to trace for the arguments' sizes"
+            )
+        return self.static_shape[0]
 
     def __iter__(self):
         raise TraceError(f"cannot iterate over {self!r} in Python; use soac.map or soac.fori_loop")

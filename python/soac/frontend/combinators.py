@@ -141,7 +141,7 @@ def _inputs(what: str, xs: Sequence[Any]) -> list[Array]:
     for a in arrays:
         if a.ndim == 0:
             raise TraceError(f"{what} iterates over the rows of arrays; got a scalar {a!r}")
-    sizes = {a.shape[0] for a in arrays if a.shape[0] is not None}
+    sizes = {a.static_shape[0] for a in arrays if a.static_shape[0] is not None}
     if len(sizes) > 1:
         raise TraceError(f"{what} inputs have different outer sizes {sorted(sizes)}")
     return arrays
@@ -183,8 +183,8 @@ def _indices(indices: Any, values: Array) -> Array:
     indices = lift(indices)
     if indices.ndim != 1 or indices.dtype.kind != "i":
         raise TraceError(f"indices must be a 1-D integer array, got {indices!r}")
-    if indices.shape[0] is not None and values.shape[0] is not None and indices.shape[0] != values.shape[0]:
-        raise TraceError(f"{indices.shape[0]} indices for {values.shape[0]} rows")
+    if indices.static_shape[0] is not None and values.static_shape[0] is not None and indices.static_shape[0] != values.static_shape[0]:
+        raise TraceError(f"{indices.static_shape[0]} indices for {values.static_shape[0]} rows")
     return indices
 
 

@@ -2,9 +2,9 @@
 
 Operands are aligned on their trailing axes; the rows of the highest-rank
 operands are mapped, lower-rank operands are free values of the map body, and
-an axis of static size 1 meets a larger one by reading its only row. Python
-numbers take the dtype of the array they meet (as JAX's weak types); arrays
-of different dtypes are an error, not a silent promotion.
+an axis of static size 1 meets a larger one by reading its only row.
+Operands of different dtypes are promoted as in JAX (:mod:`.dtypes`: Python
+numbers are weakly typed and take the dtype of the arrays they meet).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from mlir.dialects import arith, math
 from .. import builders
 from . import tracing
 from .array import Array, lift
+from .dtypes import result_type
 from .indexing import getitem
 from .locations import TraceError, located
 
@@ -45,12 +46,12 @@ def broadcast(fn: Scalar, *arrays: Array) -> Array:
     rank = max(a.ndim for a in arrays)
     if rank == 0:
         return Array(fn(*[a.value for a in arrays]))
-    sizes = {a.shape[0] for a in arrays if a.ndim == rank}
+    sizes = {a.static_shape[0] for a in arrays if a.ndim == rank}
     if len({s for s in sizes if s is not None} - {1}) > 1:
         shapes = " and ".join(_shape(a) for a in arrays)
         raise TraceError(f"shapes {shapes} do not broadcast")
     if sizes != {1}:
-        arrays = tuple(getitem(a, 0) if a.ndim == rank and a.shape[0] == 1 else a for a in arrays)
+        arrays = tuple(getitem(a, 0) if a.ndim == rank and a.static_shape[0] == 1 else a for a in arrays)
     mapped = [i for i, a in enumerate(arrays) if a.ndim == rank]
 
     def row(*rows: ir.Value) -> ir.Value:
@@ -62,32 +63,83 @@ def broadcast(fn: Scalar, *arrays: Array) -> Array:
     return Array(builders.map([arrays[i].value for i in mapped], row))
 
 
-def operands(*values: Any) -> list[Array]:
-    """``values`` as Arrays; Python numbers take the dtype of the first Array."""
-    like = next((scalar_type(v) for v in values if isinstance(v, Array)), None)
-    return [lift(v, like=like) for v in values]
-
-
-def scalar_type(array: Array) -> ir.Type:
-    type_ = array.value.type
-    return ir.RankedTensorType(type_).element_type if isinstance(type_, ir.RankedTensorType) else type_
+def operands(*values: Any, dtype: np.dtype | None = None) -> list[Array]:
+    """``values`` as Arrays of one dtype: ``dtype``, or the JAX promotion of theirs."""
+    dtype = np.dtype(dtype) if dtype is not None else result_type(*values)
+    like = tracing.element_type(dtype)
+    arrays = [lift(v, like=like) for v in values]
+    return [a if a.dtype == dtype else astype(a, dtype) for a in arrays]
 
 
 @located
 def binary(name: str, a: Any, b: Any) -> Array:
-    a, b = operands(a, b)
-    _same_dtype(_SYMBOLS[name], a, b)
+    """``a <name> b`` elementwise, after promotion; ``/`` of integers or bools
+    divides their float64 values (numpy's true division)."""
+    dtype = result_type(a, b)
+    if name == "div" and dtype.kind != "f":
+        dtype = np.dtype(np.float64)
+    a, b = operands(a, b, dtype=dtype)
     table = {"f": _FLOAT, "i": _INTEGER, "b": _BOOL}[a.dtype.kind]
     if name not in table:
-        hint = "; convert with .astype(float)" if name == "div" else ""
-        raise TraceError(f"{_SYMBOLS[name]} is not defined on {a.dtype}{hint}")
+        raise TraceError(f"{_SYMBOLS[name]} is not defined on {a.dtype}")
     return broadcast(table[name], a, b)
+
+
+@located
+def floor_divide(a: Any, b: Any) -> Array:
+    """``a // b`` as numpy's: rounded towards -inf; an integer divided by 0 is 0
+    (numpy's value, which it also warns about), never a trap."""
+    a, b = operands(a, b)
+    if a.dtype.kind == "f":
+        return broadcast(lambda x, y: math.floor(arith.divf(x, y)), a, b)
+    if a.dtype.kind == "b":
+        a, b = operands(a, b, dtype=np.int64)
+    return broadcast(lambda x, y: _integer_division(x, y)[0], a, b)
+
+
+@located
+def remainder(a: Any, b: Any) -> Array:
+    """``a % b`` as numpy's: the sign of the divisor; an integer modulo 0 is 0."""
+    a, b = operands(a, b)
+    if a.dtype.kind == "f":
+
+        def float_remainder(x: ir.Value, y: ir.Value) -> ir.Value:
+            r = arith.remf(x, y)  # the sign of x: move it to y's when they differ
+            zero = arith.constant(x.type, 0.0)
+            differ = arith.xori(arith.cmpf(arith.CmpFPredicate.OLT, r, zero), arith.cmpf(arith.CmpFPredicate.OLT, y, zero))
+            fix = arith.andi(arith.cmpf(arith.CmpFPredicate.ONE, r, zero), differ)
+            return arith.select(fix, arith.addf(r, y), r)
+
+        return broadcast(float_remainder, a, b)
+    if a.dtype.kind == "b":
+        a, b = operands(a, b, dtype=np.int64)
+    return broadcast(lambda x, y: _integer_division(x, y)[1], a, b)
+
+
+def _integer_division(x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """numpy's floor quotient and remainder of integers. A divisor of 0 gives 0
+    for both, and -1 is a negation: both would trap in the hardware division
+    (SIGFPE for 0, and for the lowest integer over -1)."""
+    zero, one = arith.constant(x.type, 0), arith.constant(x.type, 1)
+    is_zero = arith.cmpi(arith.CmpIPredicate.eq, y, zero)
+    is_minus_one = arith.cmpi(arith.CmpIPredicate.eq, y, arith.constant(x.type, -1))
+    safe = arith.select(arith.ori(is_zero, is_minus_one), one, y)
+    quotient, rest = arith.divsi(x, safe), arith.remsi(x, safe)
+    # Truncation rounds towards 0: step down when the remainder and the divisor differ in sign.
+    floor = arith.andi(
+        arith.cmpi(arith.CmpIPredicate.ne, rest, zero),
+        arith.xori(arith.cmpi(arith.CmpIPredicate.slt, rest, zero), arith.cmpi(arith.CmpIPredicate.slt, safe, zero)),
+    )
+    quotient = arith.select(floor, arith.subi(quotient, one), quotient)
+    rest = arith.select(floor, arith.addi(rest, safe), rest)
+    quotient = arith.select(is_minus_one, arith.subi(zero, x), quotient)
+    rest = arith.select(is_minus_one, zero, rest)
+    return arith.select(is_zero, zero, quotient), arith.select(is_zero, zero, rest)
 
 
 @located
 def compare(name: str, a: Any, b: Any) -> Array:
     a, b = operands(a, b)
-    _same_dtype("comparison", a, b)
     if a.dtype.kind == "f":
         predicate = getattr(arith.CmpFPredicate, _FLOAT_PREDICATES[name])
         return broadcast(lambda x, y: arith.cmpf(predicate, x, y), a, b)
@@ -111,7 +163,6 @@ def power(a: Any, b: Any) -> Array:
 
         return broadcast(repeated, a)
     a, b = operands(a, b)
-    _same_dtype("**", a, b)
     if a.dtype.kind != "f":
         raise TraceError(f"** on {a.dtype} needs a literal exponent in 0..8; convert with .astype(float)")
     return broadcast(math.powf, a, b)
@@ -134,10 +185,10 @@ def logical_not(a: Any) -> Array:
 
 
 def float_unary(name: str, op: Scalar, x: Any) -> Array:
-    """A math function of floats, elementwise."""
+    """A math function of floats, elementwise; integers and bools become float64 first (as in JAX)."""
     x = lift(x, like=ir.F64Type.get())
     if x.dtype.kind != "f":
-        raise TraceError(f"soac.math.{name} needs floats, got {x.dtype}; convert with .astype(float)")
+        x = astype(x, np.float64)
     return broadcast(op, x)
 
 
@@ -147,7 +198,6 @@ def where(condition: Any, a: Any, b: Any) -> Array:
     if condition.dtype != np.bool_:
         raise TraceError(f"the condition of where must be bool, got {condition.dtype}")
     a, b = operands(a, b)
-    _same_dtype("where", a, b)
     return broadcast(arith.select, condition, a, b)
 
 
@@ -183,10 +233,5 @@ def convert(value: ir.Value, target: ir.Type) -> ir.Value:
     return arith.extui(target, value) if source_width == 1 else arith.extsi(target, value)
 
 
-def _same_dtype(what: str, a: Array, b: Array) -> None:
-    if a.dtype != b.dtype:
-        raise TraceError(f"{what}: the operands are {a.dtype} and {b.dtype}; convert one with .astype")
-
-
 def _shape(a: Array) -> str:
-    return "(" + ", ".join("?" if d is None else str(d) for d in a.shape) + ("," if a.ndim == 1 else "") + ")"
+    return "(" + ", ".join("?" if d is None else str(d) for d in a.static_shape) + ("," if a.ndim == 1 else "") + ")"

@@ -27,20 +27,23 @@ from .locations import TraceError, user_location
 from .tracing import ArgSpec
 
 
-def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module, *, private: bool = False):
+def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module, *, private: bool = False,
+                   source: Callable | None = None):
     """Traces ``fn`` into a new ``func.func`` of ``module`` taking ``arg_types``.
 
     ``private`` functions (callees of a soac.vjp) are not entry points.
+    ``source`` (``fn`` by default) gives the function's name and location.
     Returns the function and how to rebuild ``fn``'s output from its results
     (see :func:`tracing.flatten`).
     """
-    code = getattr(fn, "__code__", None)
+    source = source or fn
+    code = getattr(source, "__code__", None)
     location = ir.Location.file(code.co_filename, code.co_firstlineno, 1) if code else user_location()
     # Helpers go first: soac-autodiff expands a soac.vjp of a function that
     # itself holds a soac.vjp only when the callee comes first in the module.
     where = ir.InsertionPoint.at_block_begin(module.body) if private else ir.InsertionPoint(module.body)
     with location, where:
-        name = fresh_name(module, re.sub(r"\W", "", getattr(fn, "__name__", "")) or "traced")  # <lambda> -> lambda
+        name = fresh_name(module, re.sub(r"\W", "", getattr(source, "__name__", "")) or "traced")  # <lambda> -> lambda
         function = func.FuncOp(name, (list(arg_types), []))
         if private:
             function.attributes["sym_visibility"] = ir.StringAttr.get("private")
@@ -89,13 +92,22 @@ class Function:
     """A jitted function: called on numpy arrays and numbers, it traces (once
     per signature), compiles and runs; called inside another trace, it is
     inlined there. Its traces keep their compiled code as long as the
-    function lives, or until :func:`soac.clear_caches`."""
+    function lives, or until :func:`soac.clear_caches`.
 
-    def __init__(self, fn: Callable[..., Any], options: compiler.CpuOptions = compiler.CpuOptions()):
+    The signature is the dtype and rank of each argument, its sizes too with
+    ``static_shapes``, and the values of the arguments in ``static_argnums``,
+    which reach the function as the Python values they are (not traced) and
+    are not passed to the compiled code.
+    """
+
+    def __init__(self, fn: Callable[..., Any], options: compiler.CpuOptions = compiler.CpuOptions(), *,
+                 static_argnums: int | Sequence[int] = (), static_shapes: bool = False):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.options = options
-        self._traces: dict[tuple[ArgSpec, ...], Traced] = {}
+        self.static_argnums = frozenset((static_argnums,) if isinstance(static_argnums, int) else static_argnums)
+        self.static_shapes = static_shapes
+        self._traces: dict[tuple, Traced] = {}
         self._last: Traced | None = None
         self._context: ir.Context | None = None
         _functions.add(self)
@@ -103,21 +115,46 @@ class Function:
     def __call__(self, *args: Any) -> Any:
         if tracing.active():
             return self.fn(*args)
-        return self.trace(*args)(*args)
+        return self.trace(*args)(*self._dynamic(args))
 
     def trace(self, *args: Any) -> Traced:
         """The trace for the signature of ``args`` (arrays, numbers or
         :class:`ArgSpec`), traced and verified the first time."""
-        key = tuple(ArgSpec.of(a) for a in args)
+        static = self._static(args)
+        dynamic = [ArgSpec.of(a, self.static_shapes) for a in self._dynamic(args)]
+        key = (tuple(dynamic), tuple(static.items()))
         if key not in self._traces:
             self._context = self._context or ir.Context()
+
+            def with_static_arguments(*arrays: Array) -> Any:
+                traced = iter(arrays)
+                return self.fn(*[static[i] if i in static else next(traced) for i in range(len(args))])
+
             with self._context, ir.Location.unknown():
                 module = ir.Module.create()
-                function, structure = trace_function(self.fn, [spec.ir_type() for spec in key], module)
+                function, structure = trace_function(
+                    with_static_arguments, [spec.ir_type() for spec in dynamic], module, source=self.fn
+                )
                 verify(module)
             self._traces[key] = Traced(module, function.name.value, structure, self.options)
         self._last = self._traces[key]
         return self._last
+
+    def _static(self, args: tuple) -> dict[int, Any]:
+        for position in self.static_argnums:
+            if position >= len(args):
+                raise TraceError(f"static_argnums names argument {position}, but {self.__name__} got {len(args)} arguments")
+        static = {i: args[i] for i in sorted(self.static_argnums)}
+        for i, value in static.items():
+            try:
+                hash(value)
+            except TypeError:
+                raise TraceError(f"static argument {i} of {self.__name__} must be hashable (it keys the compiled code), "
+                                 f"got a {type(value).__name__}") from None
+        return static
+
+    def _dynamic(self, args: tuple) -> list[Any]:
+        return [a for i, a in enumerate(args) if i not in self.static_argnums]
 
     def mlir(self, *args: Any, debug_info: bool = False) -> str:
         """The IR traced for ``args``' signature (the last one traced when no argument is given)."""
@@ -147,9 +184,18 @@ def forget_compiled_code() -> None:
             traced._compiled = None
 
 
-def jit(fn: Callable[..., Any] | None = None, *, options: compiler.CpuOptions = compiler.CpuOptions()) -> Any:
+def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (), static_shapes: bool = False,
+        options: compiler.CpuOptions = compiler.CpuOptions()) -> Any:
     """Traces ``fn`` into soac IR and compiles it for the CPU (usable as
     ``@soac.jit`` or ``@soac.jit(options=...)``).
+
+    Every size is dynamic by default, so one compiled function serves arrays
+    of any size (``x.shape`` holds traced values). ``static_shapes=True``
+    traces and compiles once per set of argument shapes instead, as JAX
+    does: sizes are Python ints (``len(x)`` works) and the compiled code may
+    be faster for them. ``static_argnums`` (as in ``jax.jit``) names the
+    arguments passed as Python values (ints, floats, strings, tuples: any
+    hashable value), compiled once per value.
 
     >>> import numpy as np, soac
     >>> @soac.jit
@@ -161,5 +207,5 @@ def jit(fn: Callable[..., Any] | None = None, *, options: compiler.CpuOptions = 
       func.func @saxpy(%arg0: f64, %arg1: tensor<?xf64>, %arg2: tensor<?xf64>) -> tensor<?xf64> {
     """
     if fn is None:
-        return lambda f: Function(f, options)
-    return Function(fn, options)
+        return lambda f: Function(f, options, static_argnums=static_argnums, static_shapes=static_shapes)
+    return Function(fn, options, static_argnums=static_argnums, static_shapes=static_shapes)

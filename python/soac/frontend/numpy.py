@@ -25,4 +25,4 @@ from ._numpy.ufuncs import *  # noqa: F403
 
 __all__ = sorted([*creation.__all__, *products.__all__, *reductions.__all__, *shapes.__all__, *ufuncs.__all__])
 
-array_methods.register_methods()
+array_methods.register_methods(globals())

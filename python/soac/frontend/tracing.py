@@ -31,13 +31,16 @@ _FLOATS = {"float16": ir.F16Type.get, "float32": ir.F32Type.get, "float64": ir.F
 @dataclass(frozen=True)
 class ArgSpec:
     """The abstract value a traced function is compiled for: a dtype and a
-    rank (0 for a scalar); every size is dynamic."""
+    rank (0 for a scalar); every size is dynamic unless ``shape`` gives them
+    (a function jitted with ``static_shapes=True``)."""
 
     dtype: np.dtype
     ndim: int
+    shape: tuple[int, ...] | None = None
 
     @staticmethod
-    def of(value: Any) -> ArgSpec:
+    def of(value: Any, static_shape: bool = False) -> ArgSpec:
+        """The spec of an argument (sizes included when ``static_shape``)."""
         if isinstance(value, ArgSpec):
             return value
         if not isinstance(value, (np.ndarray, np.generic, bool, int, float)):
@@ -45,13 +48,14 @@ class ArgSpec:
         array = np.asarray(value)
         if not (array.dtype.name in _FLOATS or array.dtype == np.bool_ or array.dtype.kind == "i"):
             raise TraceError(f"arrays of dtype {array.dtype} cannot be traced")
-        return ArgSpec(array.dtype, array.ndim)
+        return ArgSpec(array.dtype, array.ndim, tuple(array.shape) if static_shape and array.ndim else None)
 
     def ir_type(self) -> ir.Type:
         element = element_type(self.dtype)
         if self.ndim == 0:
             return element
-        return ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] * self.ndim, element)
+        shape = self.shape if self.shape is not None else [ir.ShapedType.get_dynamic_size()] * self.ndim
+        return ir.RankedTensorType.get(list(shape), element)
 
 
 @dataclass
@@ -126,6 +130,8 @@ def constant(value: Any, like: ir.Type | None = None) -> ir.Value:
     numbers take the type of the array they meet) or a numpy array as a
     constant of the current trace."""
     current()
+    if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array is a scalar, as in numpy
+        value = value[()]
     if isinstance(value, (bool, int, float)) and like is not None:
         return _scalar_constant(value, like)
     if isinstance(value, (bool, int, float, np.generic)):  # numpy scalars keep their dtype

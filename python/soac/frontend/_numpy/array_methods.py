@@ -13,10 +13,12 @@ import numpy as np
 
 from .. import elementwise
 from ..array import Array
-from ..indexing import getitem
+from ..locations import TraceError
+from .. import gather
 from .products import matmul
 from .reductions import max, mean, sum
 from .ufuncs import abs, add, divide, multiply, power, subtract
+from .updates import IndexUpdateHelper
 
 
 def _bitwise(name: str) -> Callable[[Any, Any], Array]:
@@ -32,6 +34,7 @@ def _comparison(name: str) -> Callable[[Any, Any], Array]:
 _BINARY: dict[str, Callable[[Any, Any], Array]] = {
     "add": add, "sub": subtract, "mul": multiply, "truediv": divide, "pow": power,
     "and": _bitwise("and"), "or": _bitwise("or"), "matmul": matmul,
+    "floordiv": elementwise.floor_divide, "mod": elementwise.remainder,
 }
 # Python reflects comparisons itself (2.0 < x is x > 2.0).
 _COMPARISONS = {name: _comparison(name) for name in ("lt", "le", "gt", "ge", "eq", "ne")}
@@ -49,20 +52,66 @@ def _reflected(fn: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]
     return method
 
 
+# The numpy ufuncs that Python operators call when a numpy value is on their
+# left (`np.ones(3) * x`, `np.float32(2) < x`): they run as the operator.
+_OPERATOR_UFUNCS = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "truediv", "divide": "truediv",
+    "power": "pow", "matmul": "matmul", "floor_divide": "floordiv", "remainder": "mod",
+    "bitwise_and": "and", "bitwise_or": "or", "logical_and": "and", "logical_or": "or",
+    "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge", "equal": "eq", "not_equal": "ne",
+}
+
+
+def _numpy_on_traced(namespace: dict[str, Any], name: str) -> TraceError:
+    """The error for a numpy function called on a traced array, naming soac.numpy's twin when there is one."""
+    hint = f"use soac.numpy.{name}" if name in namespace else f"soac.numpy has no {name} yet"
+    return TraceError(
+        f"numpy.{name} cannot run on a traced array (its values exist only when the compiled program runs); {hint}"
+    )
+
+
+def _array_ufunc(namespace: dict[str, Any]) -> Callable[..., Any]:
+    def __array_ufunc__(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        operator = _OPERATOR_UFUNCS.get(ufunc.__name__)
+        if operator is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            return _BINARY.get(operator, _COMPARISONS.get(operator))(*inputs)
+        raise _numpy_on_traced(namespace, ufunc.__name__)
+
+    return __array_ufunc__
+
+
+def _array_function(namespace: dict[str, Any]) -> Callable[..., Any]:
+    def __array_function__(self: Array, function: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise _numpy_on_traced(namespace, function.__name__)
+
+    return __array_function__
+
+
+def _array(self: Array, *args: Any, **kwargs: Any) -> Any:
+    raise TraceError(
+        f"{self!r} cannot become a numpy array: its values exist only when the compiled program runs; "
+        "use soac.numpy functions on it, and return it to get its values"
+    )
+
+
 def _astype(self: Array, dtype: Any) -> Array:
     return elementwise.astype(self, np.dtype(dtype))
 
 
-def register_methods() -> None:
-    """Attaches the operators and methods to ``Array`` (once: soac.numpy's import calls it)."""
+def register_methods(namespace: dict[str, Any]) -> None:
+    """Attaches the operators and methods to ``Array`` (once: soac.numpy's
+    import calls it with its namespace, which errors name functions from)."""
     for name, fn in _BINARY.items():
         setattr(Array, f"__{name}__", fn)
         setattr(Array, f"__r{name}__", _reflected(fn))
     for name, fn in {**_COMPARISONS, **_UNARY}.items():
         setattr(Array, f"__{name}__", fn)
     Array.__hash__ = None  # type: ignore[assignment]  # == builds IR, so arrays are no dict keys
-    # numpy's own operators step aside, so `np.float64(2) * x` reaches __rmul__.
-    Array.__array_ufunc__ = None
-    Array.__getitem__ = getitem
+    # numpy's operators with a numpy value on the left run as ours; numpy functions are errors that name soac.numpy's.
+    Array.__array_ufunc__ = _array_ufunc(namespace)
+    Array.__array_function__ = _array_function(namespace)
+    Array.__array__ = _array
+    Array.__getitem__ = gather.getitem
+    Array.at = property(IndexUpdateHelper, doc="JAX's functional updates: ``x.at[key].set(v)``, ``.add(v)``, ... (see _numpy/updates.py)")
     Array.astype = _astype
     Array.sum, Array.max, Array.mean = sum, max, mean

@@ -39,8 +39,8 @@ def matmul(a: Any, b: Any) -> Array:
     a, b = elementwise.operands(a, b)
     if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
         raise TraceError(f"matmul takes vectors and matrices, got {a!r} and {b!r}")
-    if a.shape[-1] is not None and b.shape[0] is not None and a.shape[-1] != b.shape[0]:
-        raise TraceError(f"matmul: {a.shape[-1]} columns against {b.shape[0]} rows")
+    if a.static_shape[-1] is not None and b.static_shape[0] is not None and a.static_shape[-1] != b.static_shape[0]:
+        raise TraceError(f"matmul: {a.static_shape[-1]} columns against {b.static_shape[0]} rows")
     if a.ndim == 2 and b.ndim == 1:
         return matvec(a, b)
     if a.ndim == 2:

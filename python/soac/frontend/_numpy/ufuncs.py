@@ -11,7 +11,7 @@ from ..array import Array
 from ..math import abs, cos, erf, exp, expm1, floor, log, log1p, maximum, minimum, rsqrt, sin, sqrt, tanh
 
 __all__ = [
-    "abs", "add", "cos", "divide", "erf", "exp", "expm1", "floor", "log", "log1p", "maximum", "minimum",
+    "abs", "add", "cos", "divide", "floor_divide", "mod", "remainder", "true_divide", "erf", "exp", "expm1", "floor", "log", "log1p", "maximum", "minimum",
     "multiply", "negative", "power", "rsqrt", "sin", "sqrt", "subtract", "tanh", "where",
 ]
 
@@ -30,6 +30,23 @@ def multiply(x: Any, y: Any) -> Array:
 
 def divide(x: Any, y: Any) -> Array:
     return elementwise.binary("div", x, y)
+
+
+def true_divide(x: Any, y: Any) -> Array:
+    return elementwise.binary("div", x, y)
+
+
+def floor_divide(x: Any, y: Any) -> Array:
+    """``x // y``: rounded towards -inf (numpy's); an integer divided by 0 gives 0 instead of trapping."""
+    return elementwise.floor_divide(x, y)
+
+
+def remainder(x: Any, y: Any) -> Array:
+    """``x % y`` with the sign of ``y`` (numpy's); an integer modulo 0 gives 0 instead of trapping."""
+    return elementwise.remainder(x, y)
+
+
+mod = remainder
 
 
 def negative(x: Any) -> Array:
