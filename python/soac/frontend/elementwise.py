@@ -33,7 +33,8 @@ _INTEGER: dict[str, Scalar] = {
     "add": arith.addi, "sub": arith.subi, "mul": arith.muli,
     "max": arith.maxsi, "min": arith.minsi, "and": arith.andi, "or": arith.ori,
 }
-_BOOL: dict[str, Scalar] = {"and": arith.andi, "or": arith.ori}
+# numpy's arithmetic of bools is logical: + and maximum are or, * and minimum are and.
+_BOOL: dict[str, Scalar] = {"and": arith.andi, "or": arith.ori, "add": arith.ori, "mul": arith.andi, "max": arith.ori, "min": arith.andi}
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "and": "&", "or": "|", "pow": "**", "max": "maximum", "min": "minimum"}
 
 # numpy semantics: ordered comparisons are false on NaN, != is true.

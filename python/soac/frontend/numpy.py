@@ -22,7 +22,14 @@ from ._numpy.products import *  # noqa: F403
 from ._numpy.reductions import *  # noqa: F403
 from ._numpy.shapes import *  # noqa: F403
 from ._numpy.ufuncs import *  # noqa: F403
+from .dtypes import promote_types, result_type
 
-__all__ = sorted([*creation.__all__, *products.__all__, *reductions.__all__, *shapes.__all__, *ufuncs.__all__])
+# numpy's scalar types and constants under the names JAX users write (jnp.float32, jnp.pi, jnp.newaxis).
+from numpy import bool_, e, float16, float32, float64, inf, int8, int16, int32, int64, nan, newaxis, pi  # noqa: E402
+
+_NAMES = ["bool_", "e", "float16", "float32", "float64", "inf", "int8", "int16", "int32", "int64", "nan", "newaxis", "pi",
+          "promote_types", "result_type"]
+
+__all__ = sorted([*creation.__all__, *products.__all__, *reductions.__all__, *shapes.__all__, *ufuncs.__all__, *_NAMES])
 
 array_methods.register_methods(globals())
