@@ -63,7 +63,7 @@ def adbench_cases(sizes: list[str]):
             fn, args = module.soac_version(*module.inputs(**module.SIZES[size]))
             calls = []
             for options in (CHECKED, UNCHECKED):
-                gradient = soac.value_and_grad(fn, wrt=list(module.WRT), options=options)
+                gradient = soac.value_and_grad(fn, argnums=tuple(module.WRT), options=options)
                 gradient(*args)  # compiles
                 calls.append(lambda gradient=gradient: gradient(*args))
             yield f"{module.NAME} gradient ({size})", *calls

@@ -29,7 +29,7 @@ def loss(W, X, labels):
 
 @soac.jit
 def train(W, X, labels, steps):
-    step = lambda i, W: W - 0.5 * soac.grad(loss, wrt=[0])(W, X, labels)  # noqa: E731
+    step = lambda i, W: W - 0.5 * soac.grad(loss)(W, X, labels)  # noqa: E731
     return soac.fori_loop(0, steps, step, W)
 
 
@@ -54,7 +54,7 @@ def main() -> None:
     print(f"loss {value:.6f} (numpy {value_ref:.6f})")
 
     W1 = rng.standard_normal((classes, features))
-    value, gradient = soac.value_and_grad(loss, wrt=[0])(W1, X, labels)
+    value, gradient = soac.value_and_grad(loss)(W1, X, labels)
     value_ref, gradient_ref = numpy_loss_and_grad(W1, X, labels)
     print(f"gradient: max difference to numpy {np.max(np.abs(gradient - gradient_ref)):.2e}, loss difference {abs(value - value_ref):.2e}")
 

@@ -108,7 +108,7 @@ def prepare_ours(module, inputs, row: Row) -> tuple:
     """Compiles (the first calls); returns the value, the gradients and the
     functions to time."""
     fn, args = module.soac_version(*inputs)
-    primal, gradient = soac.jit(fn), soac.value_and_grad(fn, wrt=list(module.WRT))
+    primal, gradient = soac.jit(fn), soac.value_and_grad(fn, argnums=tuple(module.WRT))
     row.compile_s["ours"] = seconds(lambda: primal(*args)) + seconds(lambda: gradient(*args))
     value, gradients = gradient(*args)
     functions = {"ours primal": lambda: primal(*args), "ours gradient": lambda: gradient(*args)}

@@ -26,18 +26,19 @@ from .runtime.abi import ArgumentError, ExecutionError, IndexOutOfRangeError, Ou
 from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
 from .autodiff import Derivative
-from .forward import Jacobian, jacfwd, jacrev
+from .forward import Jacobian
 from .compiler import compile, get_jit_cache_size, lower, set_jit_cache_size
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
 # The frontend's grad/vjp/jvp/hvp also take MLIR modules (dispatching to soac.autodiff).
 from .frontend import (
-    ArgSpec, Array, CustomDerivatives, TraceError, cond, custom_jvp, custom_vjp, fori_loop, grad, hvp, iota, jit, jvp,
+    ArgSpec, Array, CustomDerivatives, TraceError, cond, custom_jvp, custom_vjp, fori_loop, grad, hessian, hvp, iota,
+    jacfwd, jacrev, jit, jvp, register_dataclass, register_pytree_node, vmap,
     map, reduce, reduce_by_index, scan, scatter, value_and_grad, vjp, while_loop,
 )
 from .frontend.jit import forget_compiled_code as _forget_compiled_code
-from . import compiler, math, numpy  # noqa: E402  (namespaces of the frontend)
+from . import compiler, lax, math, numpy, tree_util  # noqa: E402  (namespaces of the frontend)
 
 __all__ = [
     "ArgSpec",
@@ -67,6 +68,7 @@ __all__ = [
     "get_jit_cache_size",
     "get_num_threads",
     "grad",
+    "hessian",
     "hvp",
     "interpret",
     "iota",
@@ -77,6 +79,8 @@ __all__ = [
     "load_library",
     "lower",
     "map",
+    "register_dataclass",
+    "register_pytree_node",
     "math",
     "numpy",
     "parse",
@@ -91,6 +95,7 @@ __all__ = [
     "value_and_grad",
     "verify",
     "vjp",
+    "vmap",
     "while_loop",
 ]
 

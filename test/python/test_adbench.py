@@ -24,7 +24,7 @@ by_name = pytest.mark.parametrize("module", MODULES, ids=lambda m: m.NAME)
 def ours(module, inputs):
     """Our value and gradients (a tuple, one per WRT argument)."""
     function, args = module.soac_version(*inputs)
-    value, gradients = soac.value_and_grad(function, wrt=list(module.WRT))(*args)
+    value, gradients = soac.value_and_grad(function, argnums=tuple(module.WRT))(*args)
     return value, gradients if isinstance(gradients, tuple) else (gradients,)
 
 

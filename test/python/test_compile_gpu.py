@@ -58,7 +58,7 @@ def test_benchmark_programs_assemble(program):
     name, _, derivative = program.partition(" ")
     module = importlib.import_module(name)
     function, args = module.soac_version(*module.inputs(**module.TINY))
-    jitted = soac.value_and_grad(function, wrt=list(module.WRT)) if derivative else soac.jit(function)
+    jitted = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else soac.jit(function)
     traced = jitted.trace(*args)
     kernels = ptx.kernels(lower(traced.module, options=GpuOptions(), only=traced.name))
     assert kernels, "no kernel was generated"

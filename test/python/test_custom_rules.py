@@ -65,7 +65,7 @@ def test_custom_rules_from_python_against_finite_differences():
     f = soac.jit(lambda v: logsumexp(v) * 2.0)
     step = 1e-6
     directional = (f(x + step * t) - f(x - step * t)) / (2 * step)
-    value, tangent = soac.jvp(lambda v: logsumexp(v) * 2.0)(x, t)
+    value, tangent = soac.jvp(lambda v: logsumexp(v) * 2.0, (x,), (t,))
     np.testing.assert_allclose(value, f(x), rtol=1e-12)
     np.testing.assert_allclose(tangent, directional, rtol=1e-6)
     np.testing.assert_allclose(soac.grad(lambda v: logsumexp(v) * 2.0)(x) @ t, directional, rtol=1e-6)
@@ -75,7 +75,7 @@ def test_the_hessian_differentiates_the_custom_vjp():
     x, v = rng.standard_normal(4), rng.standard_normal(4)
     s = np.exp(x) / np.exp(x).sum()
     hessian = np.diag(s) - np.outer(s, s)
-    np.testing.assert_allclose(soac.hvp(lambda u: logsumexp(u))(x, v), hessian @ v, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(soac.hvp(lambda u: logsumexp(u), (x,), (v,))[0], hessian @ v, rtol=1e-10, atol=1e-12)
 
 
 def test_wrong_custom_signatures_are_errors():

@@ -163,7 +163,7 @@ def test_array_from_scalars_and_its_gradient():
         diagonal = snp.array([[x[0], 0.0], [0.0, x[1]]])
         return snp.sum(soac.map(lambda row: diagonal @ row, M))
 
-    np.testing.assert_allclose(soac.grad(scale, wrt=[0])(x, M), [M[:, 0].sum(), M[:, 1].sum(), 0.0], rtol=1e-12)
+    np.testing.assert_allclose(soac.grad(scale)(x, M), [M[:, 0].sum(), M[:, 1].sum(), 0.0], rtol=1e-12)
     with pytest.raises(soac.TraceError, match="different lengths"):
         soac.jit(lambda v: snp.array([[v[0], 1.0], [2.0]]))(x)
 

@@ -69,7 +69,7 @@ def test_indexing_errors_at_trace_time():
 
 
 def _check_gradient(f, args, wrt):
-    gradient = soac.grad(f, wrt=wrt)(*args)
+    gradient = soac.grad(f, argnums=tuple(wrt))(*args)
     gradient = gradient if isinstance(gradient, tuple) else (gradient,)
     expected = finite_difference_vjp(soac.jit(f), args, wrt, [1.0])
     for got, want in zip(gradient, expected, strict=True):

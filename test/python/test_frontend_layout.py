@@ -20,7 +20,7 @@ FRONTEND = Path(__file__).resolve().parents[2] / "python" / "soac" / "frontend"
 # importing one of them runs the package's __init__.py first.
 LAYOUT = [
     # 1. errors and source locations
-    "locations",
+    "locations", "pytree",
     # 2. trace state, Python values as IR
     "tracing", "dtypes",
     # 3. the Array class, Python values as arrays
@@ -28,10 +28,10 @@ LAYOUT = [
     # 4. primitives
     "indexing", "elementwise", "combinators", "gather", "control", "math",
     # 5. the numpy layer
-    "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.reductions", "_numpy.products", "_numpy.updates",
+    "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.manipulation", "_numpy.reductions", "_numpy.products", "_numpy.updates",
     "_numpy.array_methods", "numpy",
     # 6. entry points
-    "jit", "transforms", "custom",
+    "jit", "transforms", "batching", "lax", "custom",
     "",
 ]
 

@@ -91,7 +91,7 @@ def test_frontend_maps_opt_in():
         return soac.numpy.sum(soac.map(lambda v: soac.cond(v > 0.0, lambda: v * w, lambda: soac.math.sin(v)), x, mixed_mode=True))
 
     x, w = np.array([0.5, -1.0, 2.0]), np.float64(1.5)
-    dx, dw = soac.grad(cell)(x, w)
+    dx, dw = soac.grad(cell, argnums=(0, 1))(x, w)
     np.testing.assert_allclose(dx, np.where(x > 0, w, np.cos(x)), rtol=1e-12)
     np.testing.assert_allclose(dw, np.sum(np.where(x > 0, x, 0.0)), rtol=1e-12)
     assert "soac.mixed_mode = true" in soac.jit(cell).mlir(x, w)

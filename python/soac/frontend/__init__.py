@@ -33,18 +33,20 @@ checks:
    by the user).
 """
 
-from . import math, numpy  # numpy attaches Array's operators (_numpy/array_methods.py)
+from . import lax, math, numpy  # numpy attaches Array's operators (_numpy/array_methods.py)
 from .array import Array
+from .batching import vmap
 from .combinators import iota, map, reduce, reduce_by_index, scan, scatter
 from .control import cond, fori_loop, while_loop
 from .custom import CustomDerivatives, custom_jvp, custom_vjp
 from .jit import Function, Traced, jit
 from .locations import TraceError
 from .tracing import ArgSpec
-from .transforms import grad, hvp, jvp, value_and_grad, vjp
+from .pytree import register_dataclass, register_pytree_node
+from .transforms import grad, hessian, hvp, jacfwd, jacrev, jvp, value_and_grad, vjp
 
 __all__ = [
     "ArgSpec", "Array", "CustomDerivatives", "Function", "TraceError", "Traced", "cond", "custom_jvp", "custom_vjp",
-    "fori_loop", "grad", "hvp", "iota", "jit", "jvp", "map",
-    "math", "numpy", "reduce", "reduce_by_index", "scan", "scatter", "value_and_grad", "vjp", "while_loop",
+    "fori_loop", "grad", "hessian", "hvp", "iota", "jacfwd", "jacrev", "jit", "jvp", "register_dataclass", "register_pytree_node", "map",
+    "math", "numpy", "reduce", "reduce_by_index", "scan", "scatter", "value_and_grad", "vjp", "vmap", "while_loop", "lax",
 ]

@@ -108,7 +108,7 @@ def reduce_by_index(op: Callable[..., Any], dest: Any, indices: Any, values: Any
     value_arrays, inits, structure = _operator_operands("reduce_by_index", values, init)
     dests, dest_structure = tracing.flatten(dest)
     dests = [lift(d) for d in dests]
-    if dest_structure != structure:
+    if len(dests) != len(value_arrays):
         raise TraceError(f"reduce_by_index has {len(dests)} destinations for {len(value_arrays)} value arrays")
     indices = _indices(indices, value_arrays[0])
     results = builders.reduce_by_index(
@@ -152,7 +152,7 @@ def _operator_operands(what: str, xs: Any, init: Any) -> tuple[list[Array], list
     inputs, structure = tracing.flatten(xs)
     arrays = _inputs(what, inputs)
     inits, init_structure = tracing.flatten(init)
-    if init_structure != structure:
+    if len(inits) != len(inputs):
         raise TraceError(f"{what} has {len(arrays)} inputs but {len(inits)} neutral elements")
     rows = [builders.row_type(a.value.type) for a in arrays]
     return arrays, coerce(inits, rows, f"the neutral element of {what}"), structure

@@ -90,7 +90,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
             values, structure = tracing.flatten(fn(*operands))
             branches.append(([lift(v).value for v in values], structure, region))
     (true_values, structure, _), (false_values, false_structure, _) = branches
-    if structure != false_structure or len(true_values) != len(false_values):
+    if len(true_values) != len(false_values):
         raise TraceError("the branches of cond return different numbers of values")
     types = [tracing.join(t.type, f.type, "the branches of cond return") for t, f in zip(true_values, false_values)]
     result = ir.Operation.create("scf.if", results=types, operands=[pred.value], regions=2)

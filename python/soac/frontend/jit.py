@@ -115,19 +115,20 @@ class Function:
     def __call__(self, *args: Any) -> Any:
         if tracing.active():
             return self.fn(*args)
-        return self.trace(*args)(*self._dynamic(args))
+        return self.trace(*args)(*tracing.flatten(self._dynamic(args))[0])
 
     def trace(self, *args: Any) -> Traced:
-        """The trace for the signature of ``args`` (arrays, numbers or
-        :class:`ArgSpec`), traced and verified the first time."""
+        """The trace for the signature of ``args`` (pytrees of arrays, numbers
+        or :class:`ArgSpec`), traced and verified the first time."""
         static = self._static(args)
-        dynamic = [ArgSpec.of(a, self.static_shapes) for a in self._dynamic(args)]
-        key = (tuple(dynamic), tuple(static.items()))
+        leaves, tree = tracing.flatten(self._dynamic(args))
+        dynamic = [ArgSpec.of(a, self.static_shapes) for a in leaves]
+        key = (tuple(dynamic), tree, tuple(static.items()))
         if key not in self._traces:
             self._context = self._context or ir.Context()
 
             def with_static_arguments(*arrays: Array) -> Any:
-                traced = iter(arrays)
+                traced = iter(tracing.rebuild(arrays, tree))
                 return self.fn(*[static[i] if i in static else next(traced) for i in range(len(args))])
 
             with self._context, ir.Location.unknown():
@@ -153,8 +154,8 @@ class Function:
                                  f"got a {type(value).__name__}") from None
         return static
 
-    def _dynamic(self, args: tuple) -> list[Any]:
-        return [a for i, a in enumerate(args) if i not in self.static_argnums]
+    def _dynamic(self, args: tuple) -> tuple[Any, ...]:
+        return tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
 
     def mlir(self, *args: Any, debug_info: bool = False) -> str:
         """The IR traced for ``args``' signature (the last one traced when no argument is given)."""

@@ -14,16 +14,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, tensor
 
 from ..types import numpy_dtype
+from . import pytree
 from .locations import TraceError
 
-Structure = Union[None, tuple]  # how leaves nest: None for a leaf, a tuple of structures
+Structure = pytree.PyTreeDef  # how leaves nest
 
 _FLOATS = {"float16": ir.F16Type.get, "float32": ir.F32Type.get, "float64": ir.F64Type.get}
 
@@ -103,26 +104,14 @@ def into(module: ir.Module, function: func.FuncOp) -> Iterator[None]:
 
 
 def flatten(output: Any) -> tuple[list[Any], Structure]:
-    """The leaves of ``output`` (a value or nested tuples/lists of values) and
-    its structure for :func:`rebuild` (``None`` for a leaf)."""
-    if not isinstance(output, (tuple, list)):
-        return [output], None
-    leaves, structure = [], []
-    for item in output:
-        item_leaves, item_structure = flatten(item)
-        leaves += item_leaves
-        structure.append(item_structure)
-    return leaves, tuple(structure)
+    """The leaves of ``output`` (a pytree: nested tuples, lists, dicts, ... of
+    values) and its structure for :func:`rebuild`."""
+    return pytree.tree_flatten(output)
 
 
 def rebuild(values: Sequence[Any], structure: Structure) -> Any:
-    """The inverse of :func:`flatten` (tuples for lists)."""
-    leaves = iter(values)
-
-    def build(node: Structure) -> Any:
-        return next(leaves) if node is None else tuple(build(child) for child in node)
-
-    return build(structure)
+    """The inverse of :func:`flatten`."""
+    return pytree.tree_unflatten(structure, values)
 
 
 def constant(value: Any, like: ir.Type | None = None) -> ir.Value:

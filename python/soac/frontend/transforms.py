@@ -1,175 +1,342 @@
-"""Derivatives of traced Python functions, and of modules (``soac.grad``,
-``soac.vjp``, ``soac.value_and_grad``, ``soac.jvp``, ``soac.hvp``).
+"""Derivatives of traced Python functions, with JAX's conventions: ``grad``,
+``value_and_grad``, ``vjp``, ``jvp``, ``hvp``, ``jacfwd``, ``jacrev`` and
+``hessian``, with ``argnums`` (0 by default) and ``has_aux``, on pytrees of
+arrays (a dict of parameters gets a dict of gradients).
 
-Given MLIR (a module or its text and a function name) they are
-:mod:`soac.autodiff`'s (:mod:`soac.forward`'s for jvp and hvp). Given a Python function they return a jitted
-function whose trace holds the function's own ``func.func`` and a
-``soac.vjp`` of it (built by the same :func:`soac.autodiff.emit_vjp`): inside
-another trace that is nested IR (``grad(grad(f))``, ``jit(grad(f))``), outside
-one it is compiled by the CPU pipeline, whose ``soac-autodiff`` expands it.
-``soac.jvp`` emits ``soac.jvp`` the same way (forward mode), and
-``soac.hvp`` is the jvp of the gradient.
+Each traces the function into a private ``func.func`` of the current module
+and emits a ``soac.vjp`` (reverse mode, by :func:`soac.autodiff.emit_vjp`)
+or ``soac.jvp`` (forward mode) of it: inside another trace that is nested
+IR (``grad(grad(f))``, ``jvp(grad(f))``, ``grad`` inside ``soac.map``),
+outside one it is compiled by the CPU pipeline, whose ``soac-autodiff``
+expands it. The transforms that return functions return jitted ones;
+``vjp`` and ``jvp``, which JAX evaluates at once, run compiled code when
+called outside a trace.
+
+The MLIR forms (a module or its text, and a function name) are
+:mod:`soac.autodiff`'s and :mod:`soac.forward`'s; ``soac.grad``,
+``soac.vjp``, ``soac.jvp``, ``soac.hvp`` still pass a module on to them.
 
 >>> import numpy as np, soac
 >>> soac.grad(lambda x: soac.numpy.sum(x * x))(np.array([1.0, 2.0, 3.0]))
 array([2., 4., 6.])
+>>> params = {"w": np.array([1.0, 2.0]), "b": np.float64(0.5)}
+>>> soac.grad(lambda p, x: soac.numpy.sum(p["w"] * x) + p["b"])(params, np.array([3.0, 4.0]))
+{'b': np.float64(1.0), 'w': array([3., 4.])}
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mlir import ir
 
 from .. import autodiff, builders, forward
 from ..compiler import CpuOptions
-from ..errors import Error
-from . import tracing
+from . import combinators, tracing
 from .array import Array, coerce, lift
 from .jit import Function, trace_function
 from .locations import TraceError
+from .pytree import PyTreeDef, tree_flatten, tree_unflatten
+from ._numpy.manipulation import reshape, transpose
 
-Differentiable = Callable[..., Any] | ir.Module | str
+Argnums = int | Sequence[int]
 
 
-def grad(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
-         checkpoint_levels: int = 1, mixed_mode: bool = False, options: CpuOptions = CpuOptions()) -> Any:
-    """The gradient of a function returning one float scalar, with respect to
-    the arguments in ``wrt`` (every float argument by default); a tuple when
-    there are several. For MLIR, see :func:`soac.autodiff.grad`."""
+def grad(fun: Any, *args: Any, **kwargs: Any) -> Any:
+    """``grad(fun, argnums=0, has_aux=False)``: the gradient of ``fun`` (which
+    returns one float scalar, or ``(scalar, aux)`` with ``has_aux``) with
+    respect to argument ``argnums`` (a tuple of gradients for a tuple of
+    argnums), each shaped as its argument (a pytree of float arrays). With
+    ``has_aux``, returns ``(gradient, aux)``. For MLIR, see
+    :func:`soac.autodiff.grad`."""
     if _is_mlir(fun):
-        return autodiff.grad(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode, options=options)
-    _traced_only(function, checkpoint_levels, mixed_mode)
+        return autodiff.grad(fun, *args, **kwargs)
+    return _grad(fun, *args, **kwargs)
 
+
+def _grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
+          options: CpuOptions = CpuOptions()) -> Function:
     def gradient(*args: Any) -> Any:
-        arrays, callee, positions = _differentiate(fun, args, wrt, scalar=True)
-        gradients = autodiff.emit_vjp(callee, [a.value for a in arrays], positions, scalar_seed=True)
-        return _structured([Array(g) for g in gradients])
+        traced = _trace(fun, args, argnums, has_aux=has_aux, scalar=True)
+        gradients = autodiff.emit_vjp(traced.loss, [a.value for a in traced.arrays], traced.positions, scalar_seed=True)
+        result = traced.gradient_tree([Array(g) for g in gradients])
+        return (result, traced.aux()) if has_aux else result
 
     return _jitted(gradient, "grad", fun, options)
 
 
-def value_and_grad(fun: Callable[..., Any], *, wrt: Sequence[int] | None = None, options: CpuOptions = CpuOptions()) -> Any:
-    """As :func:`grad`, returning ``(value, gradient)``.
+def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
+                   options: CpuOptions = CpuOptions()) -> Function:
+    """As :func:`grad`, returning ``(value, gradient)``, or ``((value, aux), gradient)`` with ``has_aux``.
 
     >>> import numpy as np, soac
-    >>> soac.value_and_grad(lambda x, y: x * y)(np.float64(3.0), np.float64(4.0))
+    >>> soac.value_and_grad(lambda x, y: x * y, argnums=(0, 1))(np.float64(3.0), np.float64(4.0))
     (np.float64(12.0), (np.float64(4.0), np.float64(3.0)))
     """
 
     def value_and_gradient(*args: Any) -> Any:
-        arrays, callee, positions = _differentiate(fun, args, wrt, scalar=True)
-        seed = lift(1.0, like=_results(callee)[0])
-        value, *gradients = autodiff.emit_vjp(callee, [a.value for a in arrays] + [seed.value], positions, scalar_seed=False)
-        return Array(value), _structured([Array(g) for g in gradients])
+        traced = _trace(fun, args, argnums, has_aux=has_aux, scalar=True)
+        seed = lift(1.0, like=_results(traced.loss)[0])
+        value, *gradients = autodiff.emit_vjp(
+            traced.loss, [a.value for a in traced.arrays] + [seed.value], traced.positions, scalar_seed=False
+        )
+        result = traced.gradient_tree([Array(g) for g in gradients])
+        return ((Array(value), traced.aux()) if has_aux else Array(value)), result
 
     return _jitted(value_and_gradient, "value_and_grad", fun, options)
 
 
-def vjp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
-        checkpoint_levels: int = 1, mixed_mode: bool = False, width: int = 1, options: CpuOptions = CpuOptions()) -> Any:
-    """The vector-Jacobian product: a function taking the arguments, then one
-    cotangent per result, and returning the results, then one gradient per
-    argument in ``wrt`` (every float argument by default). For MLIR, see
-    :func:`soac.autodiff.vjp`.
+def vjp(fun: Any, *primals: Any, has_aux: bool = False, **kwargs: Any) -> Any:
+    """``vjp(fun, *primals)`` as in JAX: ``(fun(*primals), vjp_fn)``, where
+    ``vjp_fn(cotangent)`` (a cotangent shaped as the output) returns a tuple
+    with one gradient per primal (``None`` for an integer one). With
+    ``has_aux``, ``(out, vjp_fn, aux)``. For MLIR, see :func:`soac.autodiff.vjp`.
 
     >>> import numpy as np, soac
-    >>> soac.vjp(lambda x: soac.math.sin(x))(np.array([0.0, np.pi]), np.array([1.0, 2.0]))
-    (array([0.0000000e+00, 1.2246468e-16]), array([ 1., -2.]))
+    >>> y, pullback = soac.vjp(soac.math.sin, np.array([0.0, np.pi / 2]))
+    >>> pullback(np.array([1.0, 2.0]))
+    (array([1.0000000e+00, 1.2246468e-16]),)
     """
     if _is_mlir(fun):
-        return autodiff.vjp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode, width=width,
-                            options=options)
-    _traced_only(function, checkpoint_levels, mixed_mode)
-    if width != 1:
-        raise Error("vector mode (width) is available for MLIR functions; call vjp once per cotangent here")
-    count = _positional_count(fun)
+        return autodiff.vjp(fun, *primals, **kwargs)
+    if kwargs:
+        raise TypeError(f"vjp of a Python function takes no {', '.join(kwargs)}")
+    positions_all = tuple(range(len(primals)))
 
-    def vector_jacobian_product(*args: Any) -> Any:
-        if len(args) <= count:
-            raise TraceError(f"vjp of {_name(fun)} takes its {count} arguments, then one cotangent per result")
-        arrays, callee, positions = _differentiate(fun, args[:count], wrt, scalar=False)
-        results = _results(callee)
-        cotangents = coerce(list(args[count:]), results, f"the cotangents of {_name(fun)}")
-        values = autodiff.emit_vjp(callee, [a.value for a in arrays] + cotangents, positions, scalar_seed=False)
-        return tuple(Array(v) for v in values)
+    def primal_out(*args: Any) -> Any:
+        out = fun(*args)
+        return out if not has_aux else tuple(out)
 
-    return _jitted(vector_jacobian_product, "vjp", fun, options)
+    def pullback_in_trace(args: tuple, cotangent: Any) -> Any:
+        traced = _trace(fun, args, positions_all, has_aux=has_aux, scalar=False)
+        cotangents, tree = tree_flatten(cotangent)
+        if tree.num_leaves != len(_results(traced.loss)):
+            raise TraceError(f"the cotangent of {_name(fun)} has {tree.num_leaves} leaves for {len(_results(traced.loss))} results")
+        cotangents = coerce(cotangents, _results(traced.loss), f"the cotangent of {_name(fun)}")
+        values = autodiff.emit_vjp(traced.loss, [a.value for a in traced.arrays] + cotangents, traced.positions, scalar_seed=False)
+        return traced.gradient_tree([Array(v) for v in values[len(cotangents):]])
+
+    if tracing.active():
+        out = primal_out(*primals)
+        pullback = lambda cotangent: pullback_in_trace(primals, cotangent)  # noqa: E731
+    else:
+        out = Function(primal_out)(*primals)
+        compiled = _jitted(lambda args, cotangent: pullback_in_trace(args, cotangent), "vjp", fun, CpuOptions())
+        pullback = lambda cotangent: compiled(primals, cotangent)  # noqa: E731
+    if has_aux:
+        return out[0], pullback, out[1]
+    return out, pullback
 
 
-def jvp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None, width: int = 1,
-        options: CpuOptions = CpuOptions()) -> Any:
-    """The Jacobian-vector product (forward mode): a function taking the
-    arguments, then one tangent per argument in ``wrt`` (every float argument
-    by default), and returning the results, then one tangent per result. For
-    MLIR, and vector mode (``width``), see :func:`soac.forward.jvp`.
+def jvp(fun: Any, primals: Any = None, tangents: Any = None, *args: Any, has_aux: bool = False, **kwargs: Any) -> Any:
+    """``jvp(fun, primals, tangents)`` as in JAX (forward mode): ``primals``
+    and ``tangents`` are tuples with one entry per argument, and the result
+    is ``(fun(*primals), tangent of the output)``. Integer arguments take no
+    tangent part (give anything, e.g. 0). For MLIR (a module and a function
+    name, then ``wrt``, ``width``), see :func:`soac.forward.jvp`.
 
     >>> import numpy as np, soac
-    >>> soac.frontend.jvp(lambda x: x * x)(np.array([1.0, 3.0]), np.array([1.0, 0.5]))
+    >>> soac.jvp(lambda x: x * x, (np.array([1.0, 3.0]),), (np.array([1.0, 0.5]),))
     (array([1., 9.]), array([2., 3.]))
     """
     if _is_mlir(fun):
-        return forward.jvp(fun, function, wrt=wrt, width=width, options=options)
-    _traced_only(function, 1)
-    if width != 1:
-        raise Error("vector mode (width) is available for MLIR functions; call jvp once per tangent here")
-    count = _positional_count(fun)
+        return forward.jvp(fun, *([] if primals is None else [primals]), *args, **kwargs)
+    if args or kwargs or not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(fun, primals, tangents): primals and tangents are tuples, one entry per argument")
+    if len(primals) != len(tangents):
+        raise TraceError(f"jvp of {_name(fun)}: {len(primals)} primals but {len(tangents)} tangents")
 
-    def jacobian_vector_product(*args: Any) -> Any:
-        arrays, callee, positions = _differentiate(fun, args[:count], wrt, scalar=False)
-        if len(args) != count + len(positions):
-            raise TraceError(f"jvp of {_name(fun)} takes its {count} arguments, then {len(positions)} tangents")
-        types = [arrays[i].value.type for i in positions]
-        tangents = coerce(list(args[count:]), types, f"the tangents of {_name(fun)}")
-        values = builders.jvp(callee, [a.value for a in arrays] + tangents, wrt=positions)
-        return tuple(Array(v) for v in (values if isinstance(values, list) else [values]))
+    def push_forward(primals: tuple, tangents: tuple) -> Any:
+        traced = _trace(fun, primals, tuple(range(len(primals))), has_aux=has_aux, scalar=False)
+        leaves, tree = tree_flatten(tangents)
+        if tree.num_leaves != len(traced.arrays):
+            raise TraceError(f"the tangents of {_name(fun)} have {tree.num_leaves} leaves for {len(traced.arrays)} argument leaves")
+        tangent_values = coerce([leaves[i] for i in traced.positions], [traced.arrays[i].value.type for i in traced.positions],
+                                f"the tangents of {_name(fun)}")
+        values = builders.jvp(traced.loss, [a.value for a in traced.arrays] + tangent_values, wrt=traced.positions)
+        values = values if isinstance(values, list) else [values]
+        count = len(values) // 2
+        out = tracing.rebuild([Array(v) for v in values[:count]], traced.out_tree)
+        tangent = tracing.rebuild([Array(v) for v in values[count:]], traced.out_tree)
+        return (out, tangent, traced.aux()) if has_aux else (out, tangent)
 
-    return _jitted(jacobian_vector_product, "jvp", fun, options)
+    if tracing.active():
+        return push_forward(tuple(primals), tuple(tangents))
+    return _jitted(push_forward, "jvp", fun, CpuOptions())(tuple(primals), tuple(tangents))
 
 
-def hvp(fun: Differentiable, function: str | None = None, *, wrt: Sequence[int] | None = None,
-        checkpoint_levels: int = 1, options: CpuOptions = CpuOptions()) -> Any:
-    """The Hessian-vector product of a function returning one float scalar
-    (forward over reverse): a function taking the arguments, then one tangent
-    per argument in ``wrt``, returning one product per argument in ``wrt``.
-    For MLIR, see :func:`soac.forward.hvp`.
+def hvp(fun: Any, primals: Any = None, tangents: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """``hvp(fun, primals, tangents)``: the Hessian of ``fun`` (one float scalar
+    out) at ``primals`` times ``tangents``, forward over reverse as JAX's
+    cookbook defines it (``jvp(grad(fun, argnums=all), primals, tangents)[1]``):
+    a tuple with one product per argument. For MLIR, see :func:`soac.forward.hvp`.
 
     >>> import numpy as np, soac
-    >>> soac.frontend.hvp(lambda x: soac.numpy.sum(x * x * x))(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
-    array([ 6., 12.])
+    >>> soac.hvp(lambda x: soac.numpy.sum(x * x * x), (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))
+    (array([ 6., 12.]),)
     """
     if _is_mlir(fun):
-        return forward.hvp(fun, function, wrt=wrt, checkpoint_levels=checkpoint_levels, options=options)
-    _traced_only(function, checkpoint_levels)
-    count = _positional_count(fun)
-
-    def hessian_vector_product(*args: Any) -> Any:
-        positions = _differentiate(fun, args[:count], wrt, scalar=True)[2]
-        gradient = grad(fun, wrt=positions)
-        gradient.__signature__ = inspect.signature(fun)  # jvp tells arguments from tangents by it
-        products = jvp(gradient, wrt=positions)(*args)[len(positions):]
-        return _structured(list(products))
-
-    return _jitted(hessian_vector_product, "hvp", fun, options)
+        return forward.hvp(fun, *([] if primals is None else [primals]), *args, **kwargs)
+    argnums = tuple(range(len(primals)))
+    return jvp(_grad(fun, argnums), tuple(primals), tuple(tangents))[1]
 
 
-def _differentiate(fun: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int] | None, *, scalar: bool):
-    """Traces ``fun`` on ``args`` into a private function of the current
-    module; returns the arguments as arrays, the function and the wrt positions."""
-    arrays = [lift(a) for a in args]
-    module = tracing.current().module
-    callee, _ = trace_function(fun, [a.value.type for a in arrays], module, private=True)
-    results = _results(callee)
+def jacrev(fun: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> Any:
+    """The Jacobian of ``fun`` with respect to array argument ``argnums``, by
+    rows: one vjp per output element, all inside one ``soac.map`` over the
+    output's elements. Its shape is the output's, then the argument's.
+
+    >>> import numpy as np, soac
+    >>> soac.jacrev(lambda x: x[1:] * x[:-1])(np.array([1.0, 2.0, 3.0]))
+    array([[2., 1., 0.],
+           [0., 3., 2.]])
+
+    For MLIR (a module, a function name, ``wrt``), see :func:`soac.forward.jacrev`.
+    """
+    if _is_mlir(fun):
+        return forward.jacrev(fun, argnums, **kwargs)
+    return _jacobian(fun, argnums, has_aux, kwargs.pop("options", CpuOptions()), reverse=True)
+
+
+def jacfwd(fun: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> Any:
+    """The Jacobian of ``fun`` with respect to array argument ``argnums``, by
+    columns: one jvp per element of the argument, inside one ``soac.map``.
+    Its shape is the output's, then the argument's (as :func:`jacrev`). For
+    MLIR, see :func:`soac.forward.jacfwd`."""
+    if _is_mlir(fun):
+        return forward.jacfwd(fun, argnums, **kwargs)
+    return _jacobian(fun, argnums, has_aux, kwargs.pop("options", CpuOptions()), reverse=False)
+
+
+def hessian(fun: Callable[..., Any], argnums: int = 0, *, options: CpuOptions = CpuOptions()) -> Function:
+    """The Hessian of ``fun`` (one float scalar out): ``jacfwd(jacrev(fun))``, as in JAX.
+
+    >>> import numpy as np, soac
+    >>> soac.hessian(lambda x: soac.numpy.sum(x * x * x))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(jacrev(fun, argnums), argnums, options=options)
+
+
+def _jacobian(fun: Callable[..., Any], argnums: int, has_aux: bool, options: CpuOptions, *, reverse: bool) -> Function:
+    if not isinstance(argnums, int):
+        raise TraceError("jacfwd/jacrev take one argument position (argnums as an int)")
+
+    def jacobian(*args: Any) -> Any:
+        x = lift(args[argnums])
+        if x.dtype.kind != "f":
+            raise TraceError(f"the Jacobian needs a float argument {argnums}, got {x!r}")
+        value = fun(*args)
+        out, aux = (value[0], value[1]) if has_aux else (value, None)
+        out = lift(out)
+        if reverse:
+            def row(k: Array) -> Array:
+                seed = reshape((combinators.iota(out.size) == k).astype(out.dtype), out.shape)
+                _, pullback = vjp(lambda v: _first(fun(*_replace(args, argnums, v)), has_aux), x)
+                return pullback(seed)[0]
+
+            flat = combinators.map(row, combinators.iota(out.size))
+        else:
+            def column(k: Array) -> Array:
+                basis = reshape((combinators.iota(x.size) == k).astype(x.dtype), x.shape)
+                return jvp(lambda v: _first(fun(*_replace(args, argnums, v)), has_aux), (x,), (basis,))[1]
+
+            columns = combinators.map(column, combinators.iota(x.size))  # (x.size, *out.shape)
+            flat = transpose(reshape(columns, (x.size, out.size)))
+        result = reshape(flat, (*out.shape, *x.shape))
+        return (result, aux) if has_aux else result
+
+    return _jitted(jacobian, "jacrev" if reverse else "jacfwd", fun, options)
+
+
+def _first(value: Any, has_aux: bool) -> Any:
+    return value[0] if has_aux else value
+
+
+def _replace(args: tuple, position: int, value: Any) -> tuple:
+    return tuple(value if i == position else a for i, a in enumerate(args))
+
+
+@dataclass
+class _Traced:
+    """A function traced for differentiation: its argument leaves as arrays,
+    the private function computing the differentiated output (``loss``), the
+    positions of the leaves differentiated, and how to rebuild gradients."""
+
+    fun: Callable[..., Any]
+    args: tuple
+    arrays: list[Array]
+    loss: Any
+    out_tree: PyTreeDef
+    positions: list[int]
+    argnums: Argnums
+    arg_trees: list[PyTreeDef]
+    offsets: list[int]
+    has_aux: bool
+
+    def gradient_tree(self, gradients: list[Array]) -> Any:
+        """The gradients (one per differentiated leaf) in the structure of the arguments in ``argnums``."""
+        by_leaf = dict(zip(self.positions, gradients))
+        trees = []
+        for number in _as_tuple(self.argnums):
+            start = self.offsets[number]
+            leaves = [by_leaf.get(start + k) for k in range(self.arg_trees[number].num_leaves)]
+            trees.append(tree_unflatten(self.arg_trees[number], leaves))
+        return trees[0] if isinstance(self.argnums, int) else tuple(trees)
+
+    def aux(self) -> Any:
+        """The auxiliary output, computed in the current trace."""
+        return self.fun(*self.args)[1]
+
+
+def _trace(fun: Callable[..., Any], args: tuple, argnums: Argnums, *, has_aux: bool, scalar: bool) -> _Traced:
+    """Traces ``fun`` on the leaves of ``args`` into a private function of the
+    current module (returning its output, or with ``has_aux`` only its first
+    part) and finds the leaves of the arguments in ``argnums``."""
+    if not tracing.active():
+        raise TraceError("derivatives are traced inside a traced function")
+    numbers = _as_tuple(argnums)
+    for number in numbers:
+        if not -len(args) <= number < len(args):
+            raise TraceError(f"argnums {number} is out of range for {_name(fun)}, called with {len(args)} arguments")
+    numbers = tuple(n % len(args) for n in numbers)
+    argnums = numbers[0] if isinstance(argnums, int) else numbers
+    leaves, tree = tree_flatten(tuple(args))
+    arrays = [lift(leaf) for leaf in leaves]
+    arg_trees = list(tree.children)
+    offsets = [0]
+    for child in arg_trees:
+        offsets.append(offsets[-1] + child.num_leaves)
+
+    def flat(*leaf_arrays: Array) -> Any:
+        out = fun(*tracing.rebuild(leaf_arrays, tree))
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TraceError(f"{_name(fun)} has has_aux=True, so it must return a pair (output, aux)")
+            return out[0]
+        return out
+
+    loss, out_tree = trace_function(flat, [a.value.type for a in arrays], tracing.current().module, private=True, source=fun)
+    results = _results(loss)
     if scalar and (len(results) != 1 or not isinstance(results[0], ir.FloatType)):
         returned = ", ".join(tracing.describe(r) for r in results)
         raise TraceError(f"grad needs {_name(fun)} to return one float scalar; it returns ({returned})")
-    positions = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"] if wrt is None else list(wrt)
-    for i in positions:
-        if not 0 <= i < len(arrays) or arrays[i].dtype.kind != "f":
-            raise TraceError(f"wrt position {i} of {_name(fun)} is not a float argument")
-    return arrays, callee, positions
+    positions = []
+    for number in numbers:
+        for leaf in range(offsets[number], offsets[number + 1]):
+            if arrays[leaf].dtype.kind == "f":
+                positions.append(leaf)
+            elif scalar:
+                raise TraceError(f"grad of {_name(fun)}: argument {number} holds {arrays[leaf]!r}; "
+                                 "only float arguments are differentiated (pass integers at other argnums)")
+    return _Traced(fun, tuple(args), arrays, loss, out_tree, positions, argnums, arg_trees, offsets, has_aux)
+
+
+def _as_tuple(argnums: Argnums) -> tuple[int, ...]:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
 def _jitted(body: Callable[..., Any], kind: str, fun: Callable[..., Any], options: CpuOptions) -> Function:
@@ -182,28 +349,8 @@ def _results(callee) -> list[ir.Type]:
     return list(ir.FunctionType(callee.function_type.value).results)
 
 
-def _structured(gradients: list[Array]) -> Any:
-    return gradients[0] if len(gradients) == 1 else tuple(gradients)
-
-
 def _is_mlir(fun: Any) -> bool:
     return isinstance(fun, (ir.Module, str))
-
-
-def _traced_only(function: str | None, checkpoint_levels: int, mixed_mode: bool = False) -> None:
-    if function is not None:
-        raise Error("a function name is for MLIR modules; a Python function is differentiated itself")
-    if checkpoint_levels != 1:
-        raise Error("for a Python function, give checkpoint_levels to soac.fori_loop / soac.while_loop")
-    if mixed_mode:
-        raise Error("for a Python function, give mixed_mode to soac.map")
-
-
-def _positional_count(fun: Callable[..., Any]) -> int:
-    parameters = inspect.signature(fun).parameters.values()
-    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
-        raise Error(f"vjp of {_name(fun)} needs a fixed number of arguments, to tell them from the cotangents")
-    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
 
 
 def _name(fun: Any) -> str:
