@@ -23,9 +23,11 @@ array([2., 3., 4.], dtype=float32)
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import ClassVar
@@ -37,6 +39,9 @@ from .errors import Error, LoweringError
 from .runtime import aot, jit
 from .runtime.abi import CompiledFunction, Signature, ValueSpec
 from .types import numpy_dtype
+
+# Compilations report their stages and times here (INFO for those over a second).
+_log = logging.getLogger("soac")
 
 TARGETS = ("cpu", "gpu")
 EMITS = ("jit", "shared-lib")
@@ -280,14 +285,23 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
 
 
 def _jit(module: ir.Module, function: str, entry: Signature, options: CpuOptions | GpuOptions) -> CompiledFunction:
-    """``@function`` of ``module`` compiled into this process."""
+    """``@function`` of ``module`` compiled into this process; the stages'
+    times go to the ``soac`` logger (INFO when the whole takes over a second)."""
+    start = time.perf_counter()
     lowered = lower(module, options=options, only=function)
+    lowering = time.perf_counter() - start
     if options.TARGET == "gpu":
         # GPU code runs from a shared library, the way it runs where MLIR is
         # not installed.
         library = aot.write_shared_library(lowered, [entry], tempfile.mkdtemp(prefix="soac-gpu-"), options)
-        return library.load().functions[function]
-    return jit.jit(lowered, [entry], openmp=options.openmp)[function]
+        compiled = library.load().functions[function]
+    else:
+        compiled = jit.jit(lowered, [entry], openmp=options.openmp)[function]
+    total = time.perf_counter() - start
+    pipeline = "soac-lower-to-nvvm" if options.TARGET == "gpu" else "soac-lower-to-cpu"
+    _log.log(logging.INFO if total > 1.0 else logging.DEBUG, "compiled @%s for the %s in %.2f s (%s %.2f s, LLVM %.2f s)",
+             function, options.TARGET.upper(), total, pipeline, lowering, total - lowering)
+    return compiled
 
 
 def as_module(module: ir.Module | str) -> ir.Module:

@@ -116,3 +116,28 @@ def test_verifier_errors_point_to_the_user_line():
     with pytest.raises(soac.TraceError, match="the operator of scan returns bool where float64 is expected") as info:
         soac.jit(f)(np.ones(2))
     assert f":{line_of('SCAN-TYPE')}:" in str(info.value)
+
+
+def test_tracebacks_show_the_users_frames(monkeypatch):
+    import os
+    import traceback
+
+    package = os.path.dirname(soac.__file__)
+
+    def frames():
+        with pytest.raises(soac.TraceError) as info:
+            soac.jit(lambda x: x[0, 0])(np.ones(3))
+        return [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+
+    assert sum(f.startswith(package) for f in frames()) == 1  # the re-raise in soac.jit, then the user's lambda
+    monkeypatch.setenv("SOAC_TRACEBACK_FILTERING", "off")
+    assert sum(f.startswith(package) for f in frames()) > 3
+
+
+def test_compilations_are_logged(caplog):
+    import logging
+
+    soac.clear_caches()  # so that this compiles, whatever ran before
+    with caplog.at_level(logging.DEBUG, logger="soac"):
+        soac.jit(lambda x: x * 3.0 + 1.0)(np.ones(2))
+    assert any("compiled @lambda for the CPU in" in r.getMessage() and "soac-lower-to-cpu" in r.getMessage() for r in caplog.records)

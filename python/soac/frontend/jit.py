@@ -23,7 +23,7 @@ from ..errors import Error
 from ..runtime.abi import CompiledFunction
 from . import tracing
 from .array import Array, lift
-from .locations import TraceError, user_location
+from .locations import TraceError, user_location, without_soac_frames
 from .tracing import ArgSpec
 
 
@@ -115,7 +115,10 @@ class Function:
     def __call__(self, *args: Any) -> Any:
         if tracing.active():
             return self.fn(*args)
-        return self.trace(*args)(*tracing.flatten(self._dynamic(args))[0])
+        try:
+            return self.trace(*args)(*tracing.flatten(self._dynamic(args))[0])
+        except Error as error:  # a mistake of the user's: show the user's frames only
+            raise without_soac_frames(error) from None
 
     def trace(self, *args: Any) -> Traced:
         """The trace for the signature of ``args`` (pytrees of arrays, numbers

@@ -8,6 +8,7 @@ import functools
 import inspect
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -47,6 +48,26 @@ def user_location() -> ir.Location:
     if ir.Context.current is None:  # an operation of traced arrays called on plain Python values
         raise TraceError("soac operations run inside a traced function: wrap the caller in soac.jit or soac.grad")
     return ir.Location.file(*user_frame())
+
+
+def without_soac_frames(error: BaseException) -> BaseException:
+    """``error`` with the frames of soac's own code dropped from its traceback,
+    so that a user's mistake shows the user's frames (as JAX filters its own);
+    ``SOAC_TRACEBACK_FILTERING=off`` keeps them, for debugging soac."""
+    if os.environ.get("SOAC_TRACEBACK_FILTERING", "on").lower() in ("off", "0", "false", "no"):
+        return error
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE):
+            frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        return error
+    filtered = None
+    for tb in reversed(frames):
+        filtered = types.TracebackType(filtered, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    return error.with_traceback(filtered)
 
 
 def located(function: F) -> F:
