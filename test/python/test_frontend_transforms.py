@@ -179,3 +179,34 @@ def test_against_jax_when_installed():
     x = rng.standard_normal(4)
     np.testing.assert_allclose(soac.hessian(lambda v: jnp.sum(jnp.sin(v) * v[::-1]))(x),
                                jax.hessian(lambda v: jjnp.sum(jjnp.sin(v) * v[::-1]))(x), rtol=1e-10, atol=1e-12)
+
+
+class DLPackOnly:
+    """An array that numpy reaches only through DLPack (as a PyTorch CPU tensor)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_and_array_interface_arguments():
+    from soac.runtime.abi import as_array
+
+    base = np.arange(4.0)
+    assert np.shares_memory(as_array(DLPackOnly(base)), base)  # no copy
+    np.testing.assert_array_equal(soac.jit(lambda x: x * 2.0)(DLPackOnly(base)), base * 2)
+    np.testing.assert_array_equal(soac.grad(lambda x: jnp.sum(x * x))(DLPackOnly(base)), base * 2)
+    with pytest.raises(soac.TraceError, match="cannot pass a object"):
+        soac.jit(lambda x: x)(object())
+
+
+def test_jax_arrays_as_arguments_when_installed():
+    jax = pytest.importorskip("jax", reason="JAX is not installed (pip install -r bench/requirements.txt)")
+    jax.config.update("jax_enable_x64", True)
+    x = jax.numpy.arange(4.0)
+    np.testing.assert_array_equal(soac.jit(lambda x: x[::-1] * 2.0)(x), np.arange(4.0)[::-1] * 2)

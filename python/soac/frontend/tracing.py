@@ -20,6 +20,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, tensor
 
+from ..runtime.abi import as_array
 from ..types import numpy_dtype
 from . import pytree
 from .locations import TraceError
@@ -44,9 +45,13 @@ class ArgSpec:
         """The spec of an argument (sizes included when ``static_shape``)."""
         if isinstance(value, ArgSpec):
             return value
-        if not isinstance(value, (np.ndarray, np.generic, bool, int, float)):
-            raise TraceError(f"cannot pass a {type(value).__name__} to a traced function; use numpy arrays or scalars")
-        array = np.asarray(value)
+        array = as_array(value) if hasattr(value, "__dlpack__") or hasattr(value, "__array__") else None
+        if array is None and not isinstance(value, (np.generic, bool, int, float)):
+            raise TraceError(
+                f"cannot pass a {type(value).__name__} to a traced function; use arrays (numpy, or anything with "
+                "__dlpack__ or __array__), numbers, or pytrees of them"
+            )
+        array = np.asarray(value) if array is None else array
         if not (array.dtype.name in _FLOATS or array.dtype == np.bool_ or array.dtype.kind == "i"):
             raise TraceError(f"arrays of dtype {array.dtype} cannot be traced")
         return ArgSpec(array.dtype, array.ndim, tuple(array.shape) if static_shape and array.ndim else None)

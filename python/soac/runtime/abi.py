@@ -353,7 +353,7 @@ def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -
     where = f"argument #{position} of {function}"
     if not spec.is_tensor:
         return _scalar_argument(where, value, np.dtype(spec.dtype))
-    array = _as_array(value)
+    array = as_array(value)
     if array is None or array.dtype.kind not in _NUMBER_KINDS + "c":
         given = _describe(value)
         raise ArgumentError(f"{where} must be {spec.describe()}; got {given}, which is not an array of numbers")
@@ -391,15 +391,22 @@ def _as_number(value: Any) -> bool | int | float | np.ndarray | None:
     or None where numpy cannot make one."""
     if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
         return value
-    return _as_array(value)
+    return as_array(value)
 
 
-def _as_array(value: Any) -> np.ndarray | None:
-    """``np.asarray(value)``, or None where numpy cannot make an array of it
-    (a ragged list, say)."""
+def as_array(value: Any) -> np.ndarray | None:
+    """``value`` as a numpy array: an object with ``__dlpack__`` (a PyTorch
+    CPU tensor, a JAX array, ...) without a copy where its layout allows,
+    anything else by ``np.asarray``; None where numpy cannot make an array
+    of it (a ragged list, a GPU tensor, say)."""
+    if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, ValueError, RuntimeError, BufferError):
+            pass  # e.g. a device numpy cannot read: np.asarray says what it can
     try:
         return np.asarray(value)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError, RuntimeError):
         return None
 
 
