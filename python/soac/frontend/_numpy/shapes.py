@@ -8,8 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import combinators, elementwise
-from ..array import Array, lift
+from mlir import ir
+from mlir.dialects import tensor
+
+from .. import combinators, elementwise, tracing
+from ..array import Array, index, lift
 from ..locations import TraceError, located
 from ..math import maximum, minimum
 
@@ -90,6 +93,11 @@ def size_equal(a: Size, b: Size) -> Any:
     return int(a) == int(b) if is_static(a) and is_static(b) else elementwise.compare("eq", a, b)
 
 
+def size_less(a: Size, b: Size) -> Any:
+    """``a < b``: a Python bool when both are static, else a traced bool."""
+    return int(a) < int(b) if is_static(a) and is_static(b) else elementwise.compare("lt", a, b)
+
+
 def logical_and(p: Any, q: Any) -> Any:
     """``p and q`` on Python or traced bools, folding the Python ones."""
     if isinstance(p, (bool, np.bool_)):
@@ -115,8 +123,54 @@ def checked(position: Size, ok: Any, size: Size) -> Size:
 
 
 def along(axis: int, fn: Callable[..., Any], *xs: Array) -> Any:
-    """``fn`` applied to the sub-arrays of ``xs`` that start at ``axis``: a
-    ``soac.map`` over each leading axis (shared by every ``x``)."""
+    """``fn`` applied to the sub-arrays of ``xs`` that start at ``axis``.
+
+    For one array, its leading ``axis`` axes are merged into one
+    (``tensor.collapse_shape``), one ``soac.map`` runs over it, and the
+    leading axis of the result is split back (``tensor.expand_shape``): one
+    flat loop compiles much faster than nested maps. Several arrays are
+    mapped together, one axis at a time (so that a map checks that their
+    leading sizes agree)."""
     if axis == 0:
         return fn(*xs)
-    return combinators.map(lambda *rows: along(axis - 1, fn, *rows), *xs)
+    if len(xs) > 1 or axis == 1:
+        return combinators.map(lambda *rows: along(axis - 1, fn, *rows), *xs)
+    (x,) = xs
+    sizes = tuple(x.dim(k) for k in range(axis))
+    results = combinators.map(fn, merge_leading(x, axis))
+    if isinstance(results, tuple):
+        return tuple(split_leading(r, sizes) for r in results)
+    return split_leading(results, sizes)
+
+
+def merge_leading(x: Array, count: int) -> Array:
+    """``x`` with its first ``count`` axes merged into one (a ``tensor.collapse_shape``, no copy)."""
+    if count == 1:
+        return x
+    shape = x.static_shape
+    merged = size_product(shape[:count]) if None not in shape[:count] else ir.ShapedType.get_dynamic_size()
+    rest = [ir.ShapedType.get_dynamic_size() if s is None else s for s in shape[count:]]
+    element = ir.RankedTensorType(x.value.type).element_type
+    groups = [list(range(count))] + [[k] for k in range(count, x.ndim)]
+    return Array(tensor.CollapseShapeOp(ir.RankedTensorType.get([merged, *rest], element), x.value, _groups(groups)).result)
+
+
+def split_leading(flat: Array, sizes: tuple[Any, ...]) -> Array:
+    """``flat`` with its leading axis split into ``sizes`` (ints or traced
+    ints whose product is its size): a ``tensor.expand_shape``, no copy."""
+    if len(sizes) == 1:
+        return flat
+    dynamic = ir.ShapedType.get_dynamic_size()
+    rest = list(flat.static_shape[1:])
+    static = [int(s) if is_static(s) else dynamic for s in sizes] + [dynamic if r is None else r for r in rest]
+    element = ir.RankedTensorType(flat.value.type).element_type
+    groups = [list(range(len(sizes)))] + [[len(sizes) + k] for k in range(len(rest))]
+    dynamic_sizes = [index(s) for s in sizes if not is_static(s)]
+    dynamic_sizes += [tracing.dim(flat.value, 1 + k) for k, r in enumerate(rest) if r is None]
+    result = ir.RankedTensorType.get(static, element)
+    return Array(tensor.ExpandShapeOp(result, flat.value, _groups(groups), dynamic_sizes, static).result)
+
+
+def _groups(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, a) for a in g]) for g in groups])
