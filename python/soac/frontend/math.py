@@ -18,8 +18,8 @@ from .array import lift as _lift
 from .locations import located as _located
 
 __all__ = [
-    "abs", "atan", "cos", "erf", "exp", "expm1", "floor", "log", "log1p",
-    "maximum", "minimum", "pow", "rsqrt", "sin", "sqrt", "tanh",
+    "abs", "atan", "ceil", "cos", "cosh", "erf", "exp", "exp2", "expm1", "floor", "log", "log10", "log1p", "log2",
+    "maximum", "minimum", "pow", "roundeven", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
 ]
 
 
@@ -33,18 +33,29 @@ def _unary(name: str, op: Any):
     return function
 
 
+# The functions soac-autodiff differentiates (passes/AutoDiff/Partials.cpp).
 exp = _unary("exp", _math.exp)
+exp2 = _unary("exp2", _math.exp2)
 expm1 = _unary("expm1", _math.expm1)
 log = _unary("log", _math.log)
+log2 = _unary("log2", _math.log2)
+log10 = _unary("log10", _math.log10)
 log1p = _unary("log1p", _math.log1p)
 sin = _unary("sin", _math.sin)
 cos = _unary("cos", _math.cos)
+tan = _unary("tan", _math.tan)
+sinh = _unary("sinh", _math.sinh)
+cosh = _unary("cosh", _math.cosh)
 tanh = _unary("tanh", _math.tanh)
 atan = _unary("atan", _math.atan)
 sqrt = _unary("sqrt", _math.sqrt)
 rsqrt = _unary("rsqrt", _math.rsqrt)
 erf = _unary("erf", _math.erf)
+# Rounding (a derivative of 0).
 floor = _unary("floor", _math.floor)
+ceil = _unary("ceil", _math.ceil)
+trunc = _unary("trunc", _math.trunc)
+roundeven = _unary("roundeven", _math.roundeven)  # halves to even, as numpy's round
 
 
 @_located

@@ -16,9 +16,10 @@ operators and methods (``_numpy/array_methods.py``).
 array([13.50002754, 12.50002754, 11.50002754])
 """
 
-from ._numpy import array_methods, creation, manipulation, products, reductions, shapes, ufuncs
+from ._numpy import array_methods, creation, manipulation, nn, products, reductions, shapes, ufuncs
 from ._numpy.creation import *  # noqa: F403
 from ._numpy.manipulation import *  # noqa: F403
+from ._numpy.nn import *  # noqa: F403
 from ._numpy.products import *  # noqa: F403
 from ._numpy.reductions import *  # noqa: F403
 from ._numpy.shapes import *  # noqa: F403
@@ -31,6 +32,6 @@ from numpy import bool_, e, float16, float32, float64, inf, int8, int16, int32, 
 _NAMES = ["bool_", "e", "float16", "float32", "float64", "inf", "int8", "int16", "int32", "int64", "nan", "newaxis", "pi",
           "promote_types", "result_type"]
 
-__all__ = sorted([*creation.__all__, *manipulation.__all__, *products.__all__, *reductions.__all__, *shapes.__all__, *ufuncs.__all__, *_NAMES])
+__all__ = sorted([*creation.__all__, *manipulation.__all__, *nn.__all__, *products.__all__, *reductions.__all__, *shapes.__all__, *ufuncs.__all__, *_NAMES])
 
 array_methods.register_methods(globals())

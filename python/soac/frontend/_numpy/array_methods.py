@@ -15,9 +15,10 @@ from .. import elementwise
 from ..array import Array
 from ..locations import TraceError
 from .. import gather
+from . import manipulation, products, reductions
 from .products import matmul
 from .reductions import max, mean, sum
-from .ufuncs import abs, add, divide, multiply, power, subtract
+from .ufuncs import abs, add, clip, divide, multiply, power, round, subtract
 from .updates import IndexUpdateHelper
 
 
@@ -98,6 +99,38 @@ def _astype(self: Array, dtype: Any) -> Array:
     return elementwise.astype(self, np.dtype(dtype))
 
 
+def _reshape(self: Array, *shape: Any, order: str = "C") -> Array:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: :func:`~.manipulation.reshape`."""
+    return manipulation.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+
+def _transpose(self: Array, *axes: Any) -> Array:
+    """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``: :func:`~.manipulation.transpose`."""
+    if not axes or axes == (None,):
+        return manipulation.transpose(self)
+    return manipulation.transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
+
+
+def _matrix_transpose(self: Array) -> Array:
+    """``x.mT``: the last two axes exchanged."""
+    if self.ndim < 2:
+        raise TraceError(f"x.mT needs an array of rank 2 or more, got {self!r}")
+    return manipulation.swapaxes(self, -1, -2)
+
+
+# Methods that are the numpy functions of the same name, with the array first.
+# (No x.trace(): Array's own attribute `trace` holds the trace it belongs to.)
+_METHODS: dict[str, Callable[..., Any]] = {
+    "sum": sum, "max": max, "mean": mean, "min": reductions.min, "prod": reductions.prod, "argmax": reductions.argmax,
+    "argmin": reductions.argmin, "cumsum": reductions.cumsum, "cumprod": reductions.cumprod, "var": reductions.var,
+    "std": reductions.std, "all": reductions.all, "any": reductions.any, "ptp": reductions.ptp, "clip": clip,
+    "round": round, "ravel": manipulation.ravel, "flatten": manipulation.ravel, "squeeze": manipulation.squeeze,
+    "swapaxes": manipulation.swapaxes, "take": manipulation.take, "repeat": manipulation.repeat,
+    "dot": products.dot, "diagonal": products.diagonal,
+    "reshape": _reshape, "transpose": _transpose,
+}
+
+
 def register_methods(namespace: dict[str, Any]) -> None:
     """Attaches the operators and methods to ``Array`` (once: soac.numpy's
     import calls it with its namespace, which errors name functions from)."""
@@ -114,4 +147,7 @@ def register_methods(namespace: dict[str, Any]) -> None:
     Array.__getitem__ = gather.getitem
     Array.at = property(IndexUpdateHelper, doc="JAX's functional updates: ``x.at[key].set(v)``, ``.add(v)``, ... (see _numpy/updates.py)")
     Array.astype = _astype
-    Array.sum, Array.max, Array.mean = sum, max, mean
+    for name, fn in _METHODS.items():
+        setattr(Array, name, fn)
+    Array.T = property(manipulation.transpose, doc="The array with its axes reversed (``transpose``).")
+    Array.mT = property(_matrix_transpose, doc="The array with its last two axes exchanged.")
