@@ -6,7 +6,7 @@ centroids."""
 import numpy as np
 import soac.numpy as jnp
 from soac import grad, jit
-from soac import fori_loop
+from soac.lax import fori_loop
 
 ARGS = ("centroids", "X")
 

@@ -5,7 +5,7 @@ final mean predator population to the parameters and the initial state."""
 import numpy as np
 import soac.numpy as jnp
 from soac import grad, jit
-from soac import fori_loop
+from soac.lax import fori_loop
 
 ARGS = ("alpha", "beta", "y0")
 

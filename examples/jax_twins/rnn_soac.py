@@ -5,7 +5,7 @@ and the running loss; the gradient with respect to its four parameters
 import numpy as np
 import soac.numpy as jnp
 from soac import grad, jit
-from soac import fori_loop
+from soac.lax import fori_loop
 
 ARGS = ("W", "U", "b", "v", "xs", "targets")
 
