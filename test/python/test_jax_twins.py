@@ -11,6 +11,7 @@ once it passes (remove its entry from SOAC_FAILURES then).
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import sys
 
@@ -18,10 +19,18 @@ import numpy as np
 import pytest
 
 TWINS = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jax_twins"
-sys.path.insert(0, str(TWINS))
 
-import common  # noqa: E402  (examples/jax_twins/common.py)
-import reference  # noqa: E402
+
+def _load(name: str):
+    """examples/jax_twins/<name>.py, as jax_twins_<name> (bench/ has a common.py too)."""
+    spec = importlib.util.spec_from_file_location(f"jax_twins_{name}", TWINS / f"{name}.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+common = _load("common")
+reference = _load("reference")
 
 SIZE, SEED = 7, 0
 
