@@ -176,8 +176,15 @@ def test_sizes_are_values():
     assert twice == 10
     np.testing.assert_array_equal(iota, np.arange(3) + 15)
     assert half.shape == (2, 3)
-    with pytest.raises(soac.TraceError, match="len.* x.shape\\[0\\].*static_shapes=True"):
-        soac.jit(lambda x: len(x))(np.ones(3))
+    # A size needed as a Python value: traced again for the arguments' shapes, as JAX would.
+    uses_len = soac.jit(lambda x: x * len(x))
+    np.testing.assert_array_equal(uses_len(np.ones(3)), np.full(3, 3.0))
+    np.testing.assert_array_equal(uses_len(np.ones(2)), np.full(2, 2.0))
+    assert "tensor<2xf64>" in uses_len.mlir()
+    with pytest.raises(soac.TraceError, match="no Python truth value"):  # a value from data: no retrace helps
+        soac.jit(lambda x: x if x[0] > 0 else -x)(np.ones(3))
+    with pytest.raises(soac.TraceError, match="used as a Python int"):
+        soac.jit(lambda x, n: x[: int(n)])(np.ones(3), 2)
 
 
 def test_static_shapes_and_static_argnums():

@@ -18,7 +18,7 @@ from mlir.dialects import arith, tensor
 
 from ..types import numpy_dtype
 from . import tracing
-from .locations import TraceError, user_location
+from .locations import ConcretizationError, TraceError, user_location
 
 
 class Array:
@@ -79,17 +79,25 @@ class Array:
         return f"soac traced {tracing.describe(self.value.type)}"
 
     def __bool__(self):
-        raise TraceError(
+        raise ConcretizationError(
             "a traced value has no Python truth value (it is known when the program runs); "
             "use soac.cond, soac.while_loop or soac.numpy.where"
         )
+
+    def __index__(self) -> int:
+        raise ConcretizationError(
+            f"{self!r} is used as a Python int (range, int, a list index), but it is known only when the program runs; "
+            "use soac.fori_loop or soac.map over soac.iota, or pass it in static_argnums"
+        )
+
+    __int__ = __index__
 
     def __len__(self) -> int:
         # Python insists that len() is an int, so a dynamic size cannot be one.
         if not self.ndim:
             raise TraceError(f"len() of a scalar {self!r}")
         if self.static_shape[0] is None:
-            raise TraceError(
+            raise ConcretizationError(
                 f"len() of {self!r}: the size is only known when the program runs; use x.shape[0] "
                 "(a traced int), or jit with static_shapes=True to trace for the arguments' sizes"
             )
@@ -105,6 +113,9 @@ def lift(value: Any, like: ir.Type | None = None) -> Array:
     take the type of the array they meet), numpy arrays dense constants."""
     if isinstance(value, Array):
         if value.trace is not tracing.current():
+            captured = tracing.capture(value.value, value.trace)
+            if captured is not None:
+                return Array(captured)
             raise TraceError(
                 "this value belongs to another traced function (a closure over a traced value, or one kept "
                 "after its trace ended); pass it as an argument instead"

@@ -63,7 +63,7 @@ class CustomDerivatives:
         arrays = [lift(a) for a in args]
         types = [a.value.type for a in arrays]
         module = tracing.current().module
-        callee, structure = trace_function(self.fun, types, module, private=True)
+        callee, structure, _ = trace_function(self.fun, types, module, private=True)
         # A derivative that calls the function itself (for its value) gets
         # the plain function: the derivatives are not its own.
         if not self._tracing_derivatives:
@@ -82,7 +82,7 @@ class CustomDerivatives:
 
     @staticmethod
     def _attach(callee, attribute: str, derivative: Callable[..., Any], types: list[ir.Type], module: ir.Module) -> None:
-        function, _ = trace_function(derivative, types, module, private=True)
+        function, _, _ = trace_function(derivative, types, module, private=True)
         callee.attributes[attribute] = ir.FlatSymbolRefAttr.get(function.name.value)
 
 

@@ -7,6 +7,7 @@ A function is traced once per signature: the dtype and rank of each argument
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -23,18 +24,23 @@ from ..errors import Error
 from ..runtime.abi import CompiledFunction
 from . import tracing
 from .array import Array, lift
-from .locations import TraceError, user_location, without_soac_frames
+from .locations import ConcretizationError, TraceError, user_location, without_soac_frames
 from .tracing import ArgSpec
+
+_log = logging.getLogger("soac")
 
 
 def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module, *, private: bool = False,
-                   source: Callable | None = None):
+                   source: Callable | None = None, capturing: bool = False):
     """Traces ``fn`` into a new ``func.func`` of ``module`` taking ``arg_types``.
 
     ``private`` functions (callees of a soac.vjp) are not entry points.
     ``source`` (``fn`` by default) gives the function's name and location.
-    Returns the function and how to rebuild ``fn``'s output from its results
-    (see :func:`tracing.flatten`).
+    With ``capturing``, values of the enclosing traces that ``fn`` uses
+    become extra arguments after ``arg_types`` (see :class:`tracing.Trace`).
+    Returns the function, how to rebuild ``fn``'s output from its results
+    (see :func:`tracing.flatten`), and the enclosing trace's values to pass
+    for the extra arguments.
     """
     source = source or fn
     code = getattr(source, "__code__", None)
@@ -48,14 +54,15 @@ def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module
         if private:
             function.attributes["sym_visibility"] = ir.StringAttr.get("private")
         block = function.add_entry_block()
-    with tracing.into(module, function), location, ir.InsertionPoint(block):
+    with tracing.into(module, function, capturing=capturing) as trace, location, ir.InsertionPoint(block):
         values, structure = tracing.flatten(fn(*[Array(v) for v in block.arguments]))
         if not values:
             raise TraceError(f"traced function {function.name.value} returns nothing")
         results = [lift(v).value for v in values]
         func.ReturnOp(results)
-    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(arg_types), [r.type for r in results]))
-    return function, structure
+    inputs = [argument.type for argument in block.arguments]  # the captured values' too
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [r.type for r in results]))
+    return function, structure, [outer for outer, _ in trace.captures]
 
 
 @dataclass
@@ -98,6 +105,11 @@ class Function:
     ``static_shapes``, and the values of the arguments in ``static_argnums``,
     which reach the function as the Python values they are (not traced) and
     are not passed to the compiled code.
+
+    A function that uses a size as a Python value (``range(x.shape[0])``,
+    ``len(x)``, ``if x.shape[0] > 1:``) cannot be traced for every size: it
+    is traced again, and from then on, for its arguments' shapes, as if
+    jitted with ``static_shapes=True`` (as JAX always does).
     """
 
     def __init__(self, fn: Callable[..., Any], options: compiler.CpuOptions = compiler.CpuOptions(), *,
@@ -107,6 +119,7 @@ class Function:
         self.options = options
         self.static_argnums = frozenset((static_argnums,) if isinstance(static_argnums, int) else static_argnums)
         self.static_shapes = static_shapes
+        self._specialised = False  # traced for the shapes after a size was needed as a Python value
         self._traces: dict[tuple, Traced] = {}
         self._last: Traced | None = None
         self._context: ir.Context | None = None
@@ -125,24 +138,35 @@ class Function:
         or :class:`ArgSpec`), traced and verified the first time."""
         static = self._static(args)
         leaves, tree = tracing.flatten(self._dynamic(args))
-        dynamic = [ArgSpec.of(a, self.static_shapes) for a in leaves]
+        dynamic = [ArgSpec.of(a, self.static_shapes or self._specialised) for a in leaves]
         key = (tuple(dynamic), tree, tuple(static.items()))
         if key not in self._traces:
-            self._context = self._context or ir.Context()
-
-            def with_static_arguments(*arrays: Array) -> Any:
-                traced = iter(tracing.rebuild(arrays, tree))
-                return self.fn(*[static[i] if i in static else next(traced) for i in range(len(args))])
-
-            with self._context, ir.Location.unknown():
-                module = ir.Module.create()
-                function, structure = trace_function(
-                    with_static_arguments, [spec.ir_type() for spec in dynamic], module, source=self.fn
-                )
-                verify(module)
-            self._traces[key] = Traced(module, function.name.value, structure, self.options)
+            try:
+                self._traces[key] = self._trace(args, static, tree, dynamic)
+            except ConcretizationError as error:
+                if self.static_shapes or self._specialised:
+                    raise
+                _log.info("%s uses a size as a Python value (%s); tracing it for its arguments' shapes",
+                          self.__name__, str(error).split(": ")[0])
+                self._specialised = True
+                return self.trace(*args)
         self._last = self._traces[key]
         return self._last
+
+    def _trace(self, args: tuple, static: dict[int, Any], tree: Any, dynamic: list[ArgSpec]) -> Traced:
+        self._context = self._context or ir.Context()
+
+        def with_static_arguments(*arrays: Array) -> Any:
+            traced = iter(tracing.rebuild(arrays, tree))
+            return self.fn(*[static[i] if i in static else next(traced) for i in range(len(args))])
+
+        with self._context, ir.Location.unknown():
+            module = ir.Module.create()
+            function, structure, _ = trace_function(
+                with_static_arguments, [spec.ir_type() for spec in dynamic], module, source=self.fn
+            )
+            verify(module)
+        return Traced(module, function.name.value, structure, self.options)
 
     def _static(self, args: tuple) -> dict[int, Any]:
         for position in self.static_argnums:

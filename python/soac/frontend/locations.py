@@ -32,6 +32,13 @@ class TraceError(Error):
         super().__init__(f"{filename}:{line}:{col}: {message}")
 
 
+class ConcretizationError(TraceError):
+    """A traced value used where Python needs a value of its own (``if``,
+    ``range``, ``int``, ``len``). ``soac.jit`` then traces the function again
+    for its arguments' shapes, where sizes are Python ints; the error reaches
+    the user only when that does not help (the value comes from data)."""
+
+
 def user_frame() -> tuple[str, int, int]:
     """``(file, line, column)`` of the innermost caller outside the soac package
     (columns count from 1, as in MLIR)."""

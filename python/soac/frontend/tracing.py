@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,13 +66,45 @@ class ArgSpec:
 
 @dataclass
 class Trace:
-    """One function being traced: its module and its ``func.func``."""
+    """One function being traced: its module and its ``func.func``.
+
+    A ``capturing`` trace (a function traced to be differentiated inside
+    another) turns the values of enclosing traces that it uses into extra
+    arguments, appended after its own (closure conversion, as JAX does):
+    ``captures`` pairs each value of the enclosing trace with its argument.
+    """
 
     module: ir.Module
     function: func.FuncOp
+    capturing: bool = False
+    captures: list[tuple[ir.Value, ir.Value]] = field(default_factory=list)
+
+    def capture(self, outer: ir.Value) -> ir.Value:
+        """The argument standing for ``outer`` (a value of the enclosing trace)."""
+        for value, argument in self.captures:
+            if value == outer:
+                return argument
+        argument = self.function.entry_block.add_argument(outer.type, ir.Location.unknown())
+        self.captures.append((outer, argument))
+        return argument
 
 
 _stack: list[Trace] = []
+
+
+def capture(value: ir.Value, owner: Trace) -> ir.Value | None:
+    """``value`` of the enclosing trace ``owner`` as a value of the current
+    trace, through the arguments of every capturing trace in between; None
+    where ``owner`` is no enclosing trace or a trace in between cannot capture."""
+    positions = [i for i, trace in enumerate(_stack) if trace is owner]
+    if not positions:
+        return None
+    inner = _stack[positions[-1] + 1:]
+    if not inner or not all(trace.capturing for trace in inner):
+        return None
+    for trace in inner:
+        value = trace.capture(value)
+    return value
 
 
 def active() -> bool:
@@ -99,11 +131,12 @@ def element_type(dtype: np.dtype) -> ir.Type | None:
 
 
 @contextlib.contextmanager
-def into(module: ir.Module, function: func.FuncOp) -> Iterator[None]:
+def into(module: ir.Module, function: func.FuncOp, *, capturing: bool = False) -> Iterator[Trace]:
     """Makes ``function`` (of ``module``) the current trace inside the ``with`` block."""
-    _stack.append(Trace(module, function))
+    trace = Trace(module, function, capturing)
+    _stack.append(trace)
     try:
-        yield
+        yield trace
     finally:
         _stack.pop()
 

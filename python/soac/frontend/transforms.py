@@ -60,7 +60,7 @@ def _grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, 
           options: CpuOptions = CpuOptions()) -> Function:
     def gradient(*args: Any) -> Any:
         traced = _trace(fun, args, argnums, has_aux=has_aux, scalar=True)
-        gradients = autodiff.emit_vjp(traced.loss, [a.value for a in traced.arrays], traced.positions, scalar_seed=True)
+        gradients = autodiff.emit_vjp(traced.loss, traced.operands, traced.positions, scalar_seed=True)
         result = traced.gradient_tree([Array(g) for g in gradients])
         return (result, traced.aux()) if has_aux else result
 
@@ -80,7 +80,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool 
         traced = _trace(fun, args, argnums, has_aux=has_aux, scalar=True)
         seed = lift(1.0, like=_results(traced.loss)[0])
         value, *gradients = autodiff.emit_vjp(
-            traced.loss, [a.value for a in traced.arrays] + [seed.value], traced.positions, scalar_seed=False
+            traced.loss, traced.operands + [seed.value], traced.positions, scalar_seed=False
         )
         result = traced.gradient_tree([Array(g) for g in gradients])
         return ((Array(value), traced.aux()) if has_aux else Array(value)), result
@@ -115,7 +115,7 @@ def vjp(fun: Any, *primals: Any, has_aux: bool = False, **kwargs: Any) -> Any:
         if tree.num_leaves != len(_results(traced.loss)):
             raise TraceError(f"the cotangent of {_name(fun)} has {tree.num_leaves} leaves for {len(_results(traced.loss))} results")
         cotangents = coerce(cotangents, _results(traced.loss), f"the cotangent of {_name(fun)}")
-        values = autodiff.emit_vjp(traced.loss, [a.value for a in traced.arrays] + cotangents, traced.positions, scalar_seed=False)
+        values = autodiff.emit_vjp(traced.loss, traced.operands + cotangents, traced.positions, scalar_seed=False)
         return traced.gradient_tree([Array(v) for v in values[len(cotangents):]])
 
     if tracing.active():
@@ -155,7 +155,7 @@ def jvp(fun: Any, primals: Any = None, tangents: Any = None, *args: Any, has_aux
             raise TraceError(f"the tangents of {_name(fun)} have {tree.num_leaves} leaves for {len(traced.arrays)} argument leaves")
         tangent_values = coerce([leaves[i] for i in traced.positions], [traced.arrays[i].value.type for i in traced.positions],
                                 f"the tangents of {_name(fun)}")
-        values = builders.jvp(traced.loss, [a.value for a in traced.arrays] + tangent_values, wrt=traced.positions)
+        values = builders.jvp(traced.loss, traced.operands + tangent_values, wrt=traced.positions)
         values = values if isinstance(values, list) else [values]
         count = len(values) // 2
         out = tracing.rebuild([Array(v) for v in values[:count]], traced.out_tree)
@@ -269,6 +269,7 @@ class _Traced:
     fun: Callable[..., Any]
     args: tuple
     arrays: list[Array]
+    captured: list[ir.Value]  # values of the current trace the function uses, passed after its arguments
     loss: Any
     out_tree: PyTreeDef
     positions: list[int]
@@ -276,6 +277,11 @@ class _Traced:
     arg_trees: list[PyTreeDef]
     offsets: list[int]
     has_aux: bool
+
+    @property
+    def operands(self) -> list[ir.Value]:
+        """The arguments of ``loss``: the leaves, then the captured values."""
+        return [a.value for a in self.arrays] + self.captured
 
     def gradient_tree(self, gradients: list[Array]) -> Any:
         """The gradients (one per differentiated leaf) in the structure of the arguments in ``argnums``."""
@@ -319,7 +325,8 @@ def _trace(fun: Callable[..., Any], args: tuple, argnums: Argnums, *, has_aux: b
             return out[0]
         return out
 
-    loss, out_tree = trace_function(flat, [a.value.type for a in arrays], tracing.current().module, private=True, source=fun)
+    loss, out_tree, captured = trace_function(flat, [a.value.type for a in arrays], tracing.current().module, private=True,
+                                              source=fun, capturing=True)
     results = _results(loss)
     if scalar and (len(results) != 1 or not isinstance(results[0], ir.FloatType)):
         returned = ", ".join(tracing.describe(r) for r in results)
@@ -332,7 +339,7 @@ def _trace(fun: Callable[..., Any], args: tuple, argnums: Argnums, *, has_aux: b
             elif scalar:
                 raise TraceError(f"grad of {_name(fun)}: argument {number} holds {arrays[leaf]!r}; "
                                  "only float arguments are differentiated (pass integers at other argnums)")
-    return _Traced(fun, tuple(args), arrays, loss, out_tree, positions, argnums, arg_trees, offsets, has_aux)
+    return _Traced(fun, tuple(args), arrays, captured, loss, out_tree, positions, argnums, arg_trees, offsets, has_aux)
 
 
 def _as_tuple(argnums: Argnums) -> tuple[int, ...]:
