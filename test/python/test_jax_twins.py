@@ -38,12 +38,7 @@ SIZE, SEED = 7, 0
 SOAC_FAILURES = {
     "attention": "TraceError: attention_soac.py:24:14: the condition of where must be bool, got int64 "
                  "(jnp.tril of a bool array returns int64; JAX keeps bool)",
-    "conv2d": "TypeError: 'Array' object cannot be interpreted as an integer (range(kh) after kh, kw = kernel.shape: "
-              "sizes are traced values under soac.jit unless static_shapes=True, which jax.jit does not take)",
     "per_example_gradients_vmap": "AttributeError: module 'soac.numpy' has no attribute 'linalg' (jnp.linalg.norm)",
-    "tv_denoising": "TraceError: tv_denoising_soac.py:21:27: this value belongs to another traced function (a closure "
-                    "over a traced value, or one kept after its trace ended); pass it as an argument instead "
-                    "(grad(lambda u: energy(u, f))(u) inside a jitted function)",
 }
 
 
