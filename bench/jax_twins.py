@@ -105,7 +105,7 @@ def markdown(results: dict[str, list[tuple] | str], repeats: int, jax) -> str:
     failures = []
     for name, rows in results.items():
         if isinstance(rows, str):
-            failures.append(f"- `{name}`: {rows.splitlines()[0]}")
+            failures.append(f"- `{name}`: {rows.splitlines()[0].replace(str(ROOT) + '/', '')}")
             continue
         growth = rows[-1][2] / rows[0][2]
         for i, (n, primal, gradient, peer_gradient) in enumerate(rows):
