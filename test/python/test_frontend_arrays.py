@@ -201,3 +201,15 @@ def test_static_shapes_and_static_argnums():
     assert len(g._traces) == 2
     with pytest.raises(soac.TraceError, match="must be hashable"):
         g(np.ones(2), [1], 1.0)
+
+
+def test_linalg_norm_agrees_with_numpy():
+    m = rng.standard_normal((3, 4))
+    cases = [dict(), dict(axis=1), dict(ord=1, axis=0), dict(ord=np.inf, axis=1), dict(ord=-np.inf, axis=0),
+             dict(ord=3, axis=1, keepdims=True), dict(axis=(0, 1)), dict(ord=0, axis=1)]
+    got = soac.jit(lambda m: [snp.linalg.norm(m, **case) for case in cases])(m)
+    for case, value in zip(cases, got, strict=True):
+        expected = np.linalg.norm(m, **case)
+        assert np.shape(value) == np.shape(expected), case
+        np.testing.assert_allclose(value, expected, rtol=1e-12, err_msg=str(case))
+    _check_gradient(lambda m: snp.linalg.norm(m) + snp.sum(snp.linalg.norm(m, 3, axis=0)), [m], [0])

@@ -28,7 +28,7 @@ LAYOUT = [
     # 4. primitives
     "indexing", "elementwise", "combinators", "gather", "control", "math",
     # 5. the numpy layer
-    "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.manipulation", "_numpy.reductions", "_numpy.products", "_numpy.nn", "_numpy.updates",
+    "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.manipulation", "_numpy.reductions", "_numpy.products", "_numpy.nn", "_numpy.linalg", "_numpy.updates",
     "_numpy.array_methods", "numpy",
     # 6. entry points
     "jit", "transforms", "batching", "lax", "custom",

@@ -16,7 +16,7 @@ operators and methods (``_numpy/array_methods.py``).
 array([13.50002754, 12.50002754, 11.50002754])
 """
 
-from ._numpy import array_methods, creation, manipulation, nn, products, reductions, shapes, ufuncs
+from ._numpy import array_methods, creation, linalg, manipulation, nn, products, reductions, shapes, ufuncs
 from ._numpy.creation import *  # noqa: F403
 from ._numpy.manipulation import *  # noqa: F403
 from ._numpy.nn import *  # noqa: F403
@@ -30,7 +30,7 @@ from .dtypes import promote_types, result_type
 from numpy import bool_, e, float16, float32, float64, inf, int8, int16, int32, int64, nan, newaxis, pi  # noqa: E402
 
 _NAMES = ["bool_", "e", "float16", "float32", "float64", "inf", "int8", "int16", "int32", "int64", "nan", "newaxis", "pi",
-          "promote_types", "result_type"]
+          "linalg", "promote_types", "result_type"]
 
 __all__ = sorted([*creation.__all__, *manipulation.__all__, *nn.__all__, *products.__all__, *reductions.__all__, *shapes.__all__, *ufuncs.__all__, *_NAMES])
 
