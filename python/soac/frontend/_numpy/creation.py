@@ -81,7 +81,7 @@ def _shape_tuple(shape: Any) -> tuple[Any, ...]:
 @located
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Array:
     """An array of ``shape`` (ints, static or traced) filled with
-    ``fill_value``: nested maps over iotas. The dtype is ``dtype``, else the
+    ``fill_value``: a map over its positions. The dtype is ``dtype``, else the
     fill value's (a Python float gives float64, an int int64, as in JAX); an
     array ``fill_value`` is broadcast (on axes of static size 1 only).
 

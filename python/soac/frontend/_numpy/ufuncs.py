@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from mlir import ir
+from mlir.dialects import arith
 
 from .. import elementwise, tracing
 from ..array import Array, lift
@@ -37,22 +39,27 @@ __all__ = [
 
 
 def add(x: Any, y: Any) -> Array:
+    """``x + y`` elementwise, with numpy broadcasting and JAX's promotion."""
     return elementwise.binary("add", x, y)
 
 
 def subtract(x: Any, y: Any) -> Array:
+    """``x - y`` elementwise."""
     return elementwise.binary("sub", x, y)
 
 
 def multiply(x: Any, y: Any) -> Array:
+    """``x * y`` elementwise."""
     return elementwise.binary("mul", x, y)
 
 
 def divide(x: Any, y: Any) -> Array:
+    """``x / y`` elementwise (integers divide as float64)."""
     return elementwise.binary("div", x, y)
 
 
 def true_divide(x: Any, y: Any) -> Array:
+    """``x / y`` elementwise (:func:`divide`)."""
     return elementwise.binary("div", x, y)
 
 
@@ -70,10 +77,12 @@ mod = remainder
 
 
 def negative(x: Any) -> Array:
+    """``-x`` elementwise."""
     return elementwise.negative(x)
 
 
 def power(x: Any, y: Any) -> Array:
+    """``x ** y`` elementwise (a small literal integer exponent multiplies)."""
     return elementwise.power(x, y)
 
 
@@ -95,6 +104,17 @@ def _floats(*values: Any) -> list[Array]:
     """``values`` promoted to one float dtype."""
     arrays = elementwise.operands(*values)
     return arrays if arrays[0].dtype.kind == "f" else elementwise.operands(*arrays, dtype=np.float64)
+
+
+def _fused(formula: Any, *arrays: Array) -> Array:
+    """``formula`` (of traced scalars) applied elementwise with numpy
+    broadcasting, as one ``soac.map`` whose body is the whole formula: a
+    function composed of several operations stays one loop (with one adjoint),
+    instead of a map per operation."""
+    arrays = tuple(lift(a) for a in arrays)
+    if all(a.ndim == 0 for a in arrays):
+        return lift(formula(*arrays))
+    return elementwise.broadcast(lambda *values: lift(formula(*[Array(v) for v in values])).value, *arrays)
 
 
 absolute = abs
@@ -122,8 +142,7 @@ def sign(x: Any) -> Array:
     x = lift(x)
     if x.dtype == np.bool_:
         return x
-    zero = x * 0  # 0, or NaN for NaN
-    return elementwise.where(x > 0, 1, elementwise.where(x < 0, -1, zero))
+    return _fused(lambda v: elementwise.where(v > 0, 1, elementwise.where(v < 0, -1, v * 0)), x)  # v * 0: NaN for NaN
 
 
 @located
@@ -152,11 +171,19 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None, max: 
     low = a_min if min is None else min
     high = a_max if max is None else max
     a = lift(a)
-    if low is not None:
-        a = maximum(a, low)
-    if high is not None:
-        a = minimum(a, high)
-    return a
+    bounds = [bound for bound in (low, high) if bound is not None]
+    if not bounds:
+        return a
+
+    def clipped(v: Array, *limits: Array) -> Array:
+        limits_left = list(limits)
+        if low is not None:
+            v = maximum(v, limits_left.pop(0))
+        if high is not None:
+            v = minimum(v, limits_left.pop(0))
+        return v
+
+    return _fused(clipped, *elementwise.operands(a, *bounds))
 
 
 @located
@@ -168,15 +195,13 @@ def arctan(x: Any) -> Array:
 @located
 def arcsin(x: Any) -> Array:
     """The inverse sine, ``2 atan(x / (1 + sqrt(1 - x²)))`` (NaN outside [-1, 1])."""
-    x = _float(x)
-    return 2.0 * atan(x / (1.0 + sqrt(1.0 - x * x)))
+    return _fused(lambda v: 2.0 * atan(v / (1.0 + sqrt(1.0 - v * v))), _float(x))
 
 
 @located
 def arccos(x: Any) -> Array:
     """The inverse cosine, ``2 atan(sqrt((1 - x) / (1 + x)))`` (accurate near 1; NaN outside [-1, 1])."""
-    x = _float(x)
-    return 2.0 * atan(sqrt((1.0 - x) / (1.0 + x)))
+    return _fused(lambda v: 2.0 * atan(sqrt((1.0 - v) / (1.0 + v))), _float(x))
 
 
 @located
@@ -189,12 +214,13 @@ def arctan2(x1: Any, x2: Any) -> Array:
     >>> soac.jit(soac.numpy.arctan2)(np.array([1.0, 1.0, -1.0, 0.0]), np.array([1.0, -1.0, -1.0, -2.0]))
     array([ 0.78539816,  2.35619449, -2.35619449,  3.14159265])
     """
-    y, x = _floats(x1, x2)
-    safe = elementwise.where(x == 0, 1.0, x)
-    angle = atan(y / safe)
-    turned = angle + elementwise.where(y >= 0, np.pi, -np.pi)
-    on_axis = elementwise.where(y > 0, np.pi / 2, elementwise.where(y < 0, -np.pi / 2, y * 0.0))
-    return elementwise.where(x > 0, angle, elementwise.where(x < 0, turned, on_axis))
+    def angle(y: Array, x: Array) -> Array:
+        principal = atan(y / elementwise.where(x == 0, 1.0, x))
+        turned = principal + elementwise.where(y >= 0, np.pi, -np.pi)
+        on_axis = elementwise.where(y > 0, np.pi / 2, elementwise.where(y < 0, -np.pi / 2, y * 0.0))
+        return elementwise.where(x > 0, principal, elementwise.where(x < 0, turned, on_axis))
+
+    return _fused(angle, *_floats(x1, x2))
 
 
 _BIG = 1e150  # above it, t² overflows: the formulas below use their limits
@@ -204,35 +230,40 @@ _BIG = 1e150  # above it, t² overflows: the formulas below use their limits
 def arcsinh(x: Any) -> Array:
     """The inverse hyperbolic sine, ``log1p(t + t² / (1 + sqrt(1 + t²)))`` of
     ``t = |x|`` with ``x``'s sign (accurate near 0)."""
-    x = _float(x)
-    t = abs(x)
-    small = elementwise.where(t > _BIG, 0.0, t)
-    value = elementwise.where(t > _BIG, log(t) + np.log(2.0), log1p(small + small * small / (1.0 + sqrt(1.0 + small * small))))
-    return elementwise.where(x < 0, -value, value)
+    def inverse(v: Array) -> Array:
+        t = abs(v)
+        small = elementwise.where(t > _BIG, 0.0, t)
+        value = elementwise.where(t > _BIG, log(t) + np.log(2.0), log1p(small + small * small / (1.0 + sqrt(1.0 + small * small))))
+        return elementwise.where(v < 0, -value, value)
+
+    return _fused(inverse, _float(x))
 
 
 @located
 def arccosh(x: Any) -> Array:
     """The inverse hyperbolic cosine, ``log1p((x - 1) + sqrt((x - 1)(x + 1)))``
     (accurate near 1; NaN below 1)."""
-    x = _float(x)
-    small = elementwise.where(x > _BIG, 1.0, x)
-    return elementwise.where(x > _BIG, log(x) + np.log(2.0), log1p((small - 1.0) + sqrt((small - 1.0) * (small + 1.0))))
+    def inverse(v: Array) -> Array:
+        small = elementwise.where(v > _BIG, 1.0, v)
+        return elementwise.where(v > _BIG, log(v) + np.log(2.0), log1p((small - 1.0) + sqrt((small - 1.0) * (small + 1.0))))
+
+    return _fused(inverse, _float(x))
 
 
 @located
 def arctanh(x: Any) -> Array:
     """The inverse hyperbolic tangent, ``log1p(2x / (1 - x)) / 2``."""
-    x = _float(x)
-    return 0.5 * log1p(2.0 * x / (1.0 - x))
+    return _fused(lambda v: 0.5 * log1p(2.0 * v / (1.0 - v)), _float(x))
 
 
 @located
 def cbrt(x: Any) -> Array:
     """The real cube root (negative for negative ``x``)."""
-    x = _float(x)
-    root = abs(x) ** (1.0 / 3.0)
-    return elementwise.where(x < 0, -root, root)
+    def root(v: Array) -> Array:
+        magnitude = abs(v) ** (1.0 / 3.0)
+        return elementwise.where(v < 0, -magnitude, magnitude)
+
+    return _fused(root, _float(x))
 
 
 @located
@@ -244,36 +275,43 @@ def logaddexp(x1: Any, x2: Any) -> Array:
     >>> soac.jit(soac.numpy.logaddexp)(np.array([0.0, 100.0]), np.array([0.0, 101.0]))
     array([  0.69314718, 101.31326169])
     """
-    a, b = _floats(x1, x2)
-    delta = a - b
-    return elementwise.where(delta != delta, a + b, maximum(a, b) + log1p(exp(-abs(delta))))
+    def total(a: Array, b: Array) -> Array:
+        delta = a - b
+        return elementwise.where(delta != delta, a + b, maximum(a, b) + log1p(exp(-abs(delta))))
+
+    return _fused(total, *_floats(x1, x2))
 
 
 @located
 def logaddexp2(x1: Any, x2: Any) -> Array:
     """``log2(2**x1 + 2**x2)`` without overflow."""
-    a, b = _floats(x1, x2)
-    delta = a - b
-    return elementwise.where(delta != delta, a + b, maximum(a, b) + log1p(exp2(-abs(delta))) / np.log(2.0))
+    def total(a: Array, b: Array) -> Array:
+        delta = a - b
+        return elementwise.where(delta != delta, a + b, maximum(a, b) + log1p(exp2(-abs(delta))) / np.log(2.0))
+
+    return _fused(total, *_floats(x1, x2))
 
 
 @located
 def hypot(x1: Any, x2: Any) -> Array:
     """``sqrt(x1² + x2²)`` without overflow (scaled by the larger magnitude)."""
-    a, b = _floats(x1, x2)
-    a, b = abs(a), abs(b)
-    large, small = maximum(a, b), minimum(a, b)
-    safe = elementwise.where(large == 0, 1.0, large)
-    ratio = small / safe
-    return elementwise.where(large == 0, large, large * sqrt(1.0 + ratio * ratio))
+    def length(a: Array, b: Array) -> Array:
+        a, b = abs(a), abs(b)
+        large, small = maximum(a, b), minimum(a, b)
+        ratio = small / elementwise.where(large == 0, 1.0, large)
+        return elementwise.where(large == 0, large, large * sqrt(1.0 + ratio * ratio))
+
+    return _fused(length, *_floats(x1, x2))
 
 
 @located
 def sinc(x: Any) -> Array:
     """``sin(pi x) / (pi x)``, 1 at 0."""
-    x = _float(x)
-    safe = elementwise.where(x == 0, 1.0, x) * np.pi
-    return elementwise.where(x == 0, 1.0, sin(safe) / safe)
+    def normalized(v: Array) -> Array:
+        safe = elementwise.where(v == 0, 1.0, v) * np.pi
+        return elementwise.where(v == 0, 1.0, sin(safe) / safe)
+
+    return _fused(normalized, _float(x))
 
 
 @located
@@ -336,7 +374,7 @@ def round(a: Any, decimals: int = 0) -> Array:  # noqa: A001  (numpy's name)
     if decimals == 0:
         return roundeven(a)
     scale = 10.0 ** int(decimals)
-    return roundeven(a * scale) / scale
+    return _fused(lambda v: roundeven(v * scale) / scale, a)
 
 
 around = round
@@ -365,48 +403,50 @@ def isfinite(x: Any) -> Array:
 
 @located
 def signbit(x: Any) -> Array:
-    """Whether the sign bit is set (negative numbers and -0.0; NaN's sign is not read)."""
+    """Whether the sign bit is set: negative numbers, -0.0 and NaNs with a sign (the bits, read as an integer)."""
     x = lift(x)
     if x.dtype.kind != "f":
         return x < 0
-    return (x < 0) | ((x == 0) & (1.0 / elementwise.where(x == 0, x, 1.0) < 0))
+    bits = ir.IntegerType.get_signless(x.dtype.itemsize * 8)
+    zero = arith.constant(bits, 0)
+    return elementwise.broadcast(lambda v: arith.cmpi(arith.CmpIPredicate.slt, arith.bitcast(bits, v), zero), x)
 
 
 @located
 def copysign(x1: Any, x2: Any) -> Array:
     """The magnitude of ``x1`` with the sign of ``x2``."""
     a, b = _floats(x1, x2)
-    magnitude = abs(a)
-    return elementwise.where(signbit(b), -magnitude, magnitude)
+    return _fused(lambda x, negative: elementwise.where(negative, -abs(x), abs(x)), a, signbit(b))
 
 
 @located
 def heaviside(x1: Any, x2: Any) -> Array:
     """0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0`` (NaN stays NaN)."""
-    a, b = _floats(x1, x2)
-    return elementwise.where(a < 0, 0.0, elementwise.where(a > 0, 1.0, elementwise.where(a == 0, b, a)))
+    return _fused(
+        lambda a, b: elementwise.where(a < 0, 0.0, elementwise.where(a > 0, 1.0, elementwise.where(a == 0, b, a))), *_floats(x1, x2)
+    )
 
 
 @located
 def fmax(x1: Any, x2: Any) -> Array:
     """The elementwise maximum, ignoring NaNs (NaN only where both are)."""
-    a, b = elementwise.operands(x1, x2)
-    return elementwise.where(a != a, b, elementwise.where(b != b, a, maximum(a, b)))
+    return _fused(lambda a, b: elementwise.where(a != a, b, elementwise.where(b != b, a, maximum(a, b))), *elementwise.operands(x1, x2))
 
 
 @located
 def fmin(x1: Any, x2: Any) -> Array:
     """The elementwise minimum, ignoring NaNs (NaN only where both are)."""
-    a, b = elementwise.operands(x1, x2)
-    return elementwise.where(a != a, b, elementwise.where(b != b, a, minimum(a, b)))
+    return _fused(lambda a, b: elementwise.where(a != a, b, elementwise.where(b != b, a, minimum(a, b))), *elementwise.operands(x1, x2))
 
 
 @located
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Array:
     """Whether ``|a - b| <= atol + rtol * |b|`` elementwise (infinities equal only themselves)."""
-    a, b = _floats(a, b)
-    close = (abs(a - b) <= atol + rtol * abs(b)) | (a == b)
-    return close | ((a != a) & (b != b)) if equal_nan else close
+    def close(a: Array, b: Array) -> Array:
+        near = (abs(a - b) <= atol + rtol * abs(b)) | (a == b)
+        return near | ((a != a) & (b != b)) if equal_nan else near
+
+    return _fused(close, *_floats(a, b))
 
 
 @located
@@ -419,7 +459,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
     info = np.finfo(x.dtype)
     high = float(info.max) if posinf is None else posinf
     low = float(info.min) if neginf is None else neginf
-    return elementwise.where(x != x, nan, elementwise.where(x == np.inf, high, elementwise.where(x == -np.inf, low, x)))
+    return _fused(lambda v: elementwise.where(v != v, nan, elementwise.where(v == np.inf, high, elementwise.where(v == -np.inf, low, v))), x)
 
 
 def _comparison(name: str, symbol: str) -> Any:
