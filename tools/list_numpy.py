@@ -79,6 +79,12 @@ def main() -> None:
             lines.append(f"| `{name}` | {text} |")
         lines.append("")
     others = sorted(set(snp.__all__) - listed)
+    for name in [name for name in others if inspect.ismodule(getattr(snp, name))]:
+        module = getattr(snp, name)
+        lines += [f"## `{name}`", "", summary(module), "", "| function | |", "| --- | --- |"]
+        lines += [f"| `{name}.{f}` | {summary(getattr(module, f))} |" for f in sorted(module.__all__)]
+        lines.append("")
+        others.remove(name)
     functions = [name for name in others if inspect.isfunction(getattr(snp, name))]
     values = [name for name in others if name not in functions]
     lines += ["## Types", "", "| function | |", "| --- | --- |"]
