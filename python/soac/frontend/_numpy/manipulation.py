@@ -33,7 +33,7 @@ from ..locations import TraceError, located
 from .creation import build, full
 from .shapes import (
     _groups, along, checked, is_static, normalize_axes, normalize_axis, select, shape_string, size_equal,
-    size_floordiv, size_less, size_max, size_min, size_product,
+    size_floordiv, size_less, size_max, size_min, size_product, split_leading,
 )
 
 __all__ = [
@@ -99,9 +99,11 @@ def ravel(a: Any, order: str = "C") -> Array:
 @located
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Array:
     """``a``'s elements in row-major order, in ``shape``: sizes are ints or
-    traced ints, one of them may be -1 (inferred). A traced size that does not
-    give ``a``'s number of elements stops the program when it runs (an index
-    out of range) instead of raising while tracing.
+    traced ints, one of them may be -1 (inferred). Sizes known to fit give a
+    view (``tensor.collapse_shape`` and ``expand_shape``, no copy); sizes
+    known only when the program runs are checked then, by a copy whose reads
+    go out of range (stopping the program) when they do not give ``a``'s
+    number of elements.
 
     >>> import numpy as np, soac
     >>> soac.jit(lambda x: soac.numpy.reshape(x, (3, -1)))(np.arange(6.0))
@@ -135,6 +137,8 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     flat = ravel(a)
     if len(sizes) == 1 and (ok is True or unknown):
         return flat
+    if ok is True and sizes:
+        return split_leading(flat, tuple(sizes))  # sizes known to fit: a view, no copy
     strides = [size_product(sizes[k + 1:]) for k in range(len(sizes))]
 
     def element(*indices: Array) -> Array:

@@ -290,7 +290,9 @@ def _reduction(x: Array, axis: Any, keepdims: bool, rows: Rows, what: str) -> Ar
     x = lift(x)
     axes = normalize_axes(axis, x.ndim, what)
     trailing = sorted(axes) == list(range(x.ndim - len(axes), x.ndim))
-    if not axes:
+    if x.ndim == 0:
+        result = rows(ravel(x))  # one element
+    elif not axes:
         result = x
     elif rows is sum_rows and not trailing:
         result = x
