@@ -280,12 +280,13 @@ def test_dtypes_follow_numpy_and_jax():
     f = soac.jit(lambda x, i, b: (
         snp.sum(x), snp.mean(i), snp.sum(b), snp.cumsum(b), snp.prod(i, dtype=np.float64), snp.var(i), snp.max(b),
         snp.concatenate([i, x]), snp.stack([x, 2 * x]), snp.argmax(i), snp.softmax(i), snp.arcsin(i * 0), snp.reciprocal(i),
+        snp.triu(snp.broadcast_to(b, (3, 3))),
     ))
     x, i, b = np.ones(3, np.float32), np.array([1, 2, 3]), np.array([True, False, True])
     got = f(x, i, b)
     assert [np.asarray(g).dtype for g in got] == [
         np.float32, np.float64, np.int64, np.int64, np.float64, np.float64, np.bool_,
-        np.float32, np.float32, np.int64, np.float64, np.float64, np.float64,
+        np.float32, np.float32, np.int64, np.float64, np.float64, np.float64, np.bool_,
     ]
     np.testing.assert_allclose(got[1], 2.0)
     np.testing.assert_array_equal(got[3], [1, 1, 2])

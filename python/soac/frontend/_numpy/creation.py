@@ -300,7 +300,8 @@ def _triangle(m: Any, k: Any, lower: bool, what: str) -> Array:
     if m.ndim < 2:
         raise TraceError(f"{what} needs an array of rank 2 or more, got {m!r}")
     mask = build([m.dim(m.ndim - 2), m.dim(m.ndim - 1)], lambda i, j: (j - i <= k) if lower else (j - i >= k))
-    return elementwise.where(mask, m, 0)
+    (zero,) = elementwise.operands(0, dtype=m.dtype)  # m's dtype: bools stay bools, as in JAX
+    return elementwise.where(mask, m, zero)
 
 
 @located
