@@ -232,6 +232,23 @@ def test_derivatives_against_finite_differences(name, start):
     check_derivatives(lambda x: as_tuple(f(x))[start:start + CHUNK], x)
 
 
+W = rng.standard_normal((3, 2))
+SECOND_ORDER = {
+    "softmax_and_transpose": lambda x: snp.sum(snp.softmax(x) ** 2) + snp.sum((x.T * W) ** 3),
+    "reductions_and_gathers": lambda x: snp.logsumexp(x, 1).sum() + snp.prod(x) + snp.sum(snp.cumprod(x, 1) * snp.take(x, np.array([1, 0]), 0)),
+    "contractions": lambda x: snp.einsum("ij,jk->", x, W * x.T) + snp.var(x.reshape(3, 2) * W, 0).sum(),
+}
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_hessian_vector_products(name):
+    f = SECOND_ORDER[name]
+    x, v = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    (product,) = soac.hvp(f, (x,), (v,))
+    gradient, step = soac.grad(f), 1e-5
+    np.testing.assert_allclose(product, (gradient(x + step * v) - gradient(x - step * v)) / (2 * step), rtol=1e-5, atol=1e-7)
+
+
 def test_integer_results_and_predicates():
     x = np.array([[1.0, 3.0, 3.0, -1.0], [np.nan, 2.0, np.nan, 0.0], [0.5, 0.5, -2.0, -2.0]])
     f = soac.jit(lambda x: (
