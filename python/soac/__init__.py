@@ -38,7 +38,7 @@ from .frontend import (
     map, reduce, reduce_by_index, scan, scatter, value_and_grad, vjp, while_loop,
 )
 from .frontend.jit import forget_compiled_code as _forget_compiled_code
-from . import compiler, lax, math, numpy, tree_util  # noqa: E402  (namespaces of the frontend)
+from . import compiler, interop, lax, math, numpy, tree_util  # noqa: E402  (namespaces of the frontend)
 
 __all__ = [
     "ArgSpec",
