@@ -6,6 +6,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -28,3 +30,10 @@ def test_frontend_example_trains_with_traced_gradients():
     assert gradient_difference < 1e-10
     assert float(lines[2].split()[-1]) < 0.5 * reference  # the loss went down
     assert "frontend_regression.py:" in lines[-1] and "use soac.numpy.exp" in lines[-1]
+
+
+def test_data_parallel_training_with_torch_distributed():
+    pytest.importorskip("torch", reason="PyTorch is not installed (pip install -r bench/requirements.txt)")
+    out = subprocess.run([sys.executable, str(EXAMPLES / "distributed_training.py")], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "processes agree: True; equal to full-batch training in one process: True" in out.stdout
