@@ -17,7 +17,7 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 
 from .. import combinators, elementwise, tracing
-from ..array import Array, coerce, index, lift
+from ..array import Array, coerce, lift
 from ..dtypes import result_type
 from ..locations import TraceError, located
 from ..math import floor
@@ -64,10 +64,6 @@ def _unsigned(name: str, a: Array, b: Any) -> Array:
         return a if name == "divui" else lift(0)
     op = getattr(arith, name)
     return elementwise.broadcast(op, *elementwise.operands(a, b, dtype=np.int64))
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def _shape_tuple(shape: Any) -> tuple[Any, ...]:

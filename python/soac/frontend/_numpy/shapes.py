@@ -98,15 +98,6 @@ def size_less(a: Size, b: Size) -> Any:
     return int(a) < int(b) if is_static(a) and is_static(b) else elementwise.compare("lt", a, b)
 
 
-def logical_and(p: Any, q: Any) -> Any:
-    """``p and q`` on Python or traced bools, folding the Python ones."""
-    if isinstance(p, (bool, np.bool_)):
-        return q if p else False
-    if isinstance(q, (bool, np.bool_)):
-        return p if q else False
-    return elementwise.binary("and", p, q)
-
-
 def select(condition: Any, a: Any, b: Any) -> Any:
     """``a if condition else b`` for a Python or traced bool (``where`` on scalars)."""
     if isinstance(condition, (bool, np.bool_)):

@@ -336,11 +336,6 @@ def float_power(x1: Any, x2: Any) -> Array:
     return a**b
 
 
-def _rounding(x: Any, op: Any) -> Array:
-    x = lift(x)
-    return x if x.dtype.kind in "ib" else op(x)
-
-
 @located
 def rint(x: Any) -> Array:
     """The nearest integer, halves to even (numpy's), as a float."""
