@@ -146,3 +146,13 @@ def test_compilations_are_logged(caplog):
     with caplog.at_level(logging.DEBUG, logger="soac"):
         soac.jit(lambda x: x * 3.0 + 1.0)(np.ones(2))
     assert any("compiled @lambda for the CPU in" in r.getMessage() and "soac-lower-to-cpu" in r.getMessage() for r in caplog.records)
+
+
+def test_functions_named_like_the_c_library():
+    # A compiled function named exp would be called by its own math.exp (libm's exp).
+    def exp(x):
+        return soac.math.exp(x) * 2.0
+
+    np.testing.assert_allclose(soac.jit(exp)(np.ones(3)), 2 * np.e)
+    np.testing.assert_allclose(soac.jit(soac.math.exp)(np.zeros(2)), [1.0, 1.0])
+    assert "func.func @exp_traced" in soac.jit(exp).mlir(np.ones(3))

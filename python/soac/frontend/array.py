@@ -35,7 +35,7 @@ class Array:
 
     def __init__(self, value: ir.Value):
         self.value = value
-        self.trace = tracing.current()
+        self.owner = tracing.current()  # the trace whose function holds the value
 
     @property
     def static_shape(self) -> tuple[int | None, ...]:
@@ -112,8 +112,8 @@ def lift(value: Any, like: ir.Type | None = None) -> Array:
     become constants (of the scalar type ``like`` when given: Python numbers
     take the type of the array they meet), numpy arrays dense constants."""
     if isinstance(value, Array):
-        if value.trace is not tracing.current():
-            captured = tracing.capture(value.value, value.trace)
+        if value.owner is not tracing.current():
+            captured = tracing.capture(value.value, value.owner)
             if captured is not None:
                 return Array(captured)
             raise TraceError(

@@ -6,6 +6,7 @@ A function is traced once per signature: the dtype and rank of each argument
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
 import re
@@ -49,7 +50,7 @@ def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module
     # itself holds a soac.vjp only when the callee comes first in the module.
     where = ir.InsertionPoint.at_block_begin(module.body) if private else ir.InsertionPoint(module.body)
     with location, where:
-        name = fresh_name(module, re.sub(r"\W", "", getattr(source, "__name__", "")) or "traced")  # <lambda> -> lambda
+        name = fresh_name(module, _symbol_name(getattr(source, "__name__", "")))
         function = func.FuncOp(name, (list(arg_types), []))
         if private:
             function.attributes["sym_visibility"] = ir.StringAttr.get("private")
@@ -63,6 +64,19 @@ def trace_function(fn: Callable, arg_types: Sequence[ir.Type], module: ir.Module
     inputs = [argument.type for argument in block.arguments]  # the captured values' too
     function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [r.type for r in results]))
     return function, structure, [outer for outer, _ in trace.captures]
+
+
+def _symbol_name(name: str) -> str:
+    """A function name usable as a symbol of compiled code: ``<lambda>`` becomes
+    ``lambda``, and a name the C library already defines (``exp``, ``free``)
+    gets a suffix, since compiled code calling libm's ``exp`` would call the
+    function itself instead."""
+    name = re.sub(r"\W", "", name) or "traced"
+    return f"{name}_traced" if hasattr(_PROCESS_SYMBOLS, name) else name
+
+
+# The symbols of the process (libc, libm, ...): names a compiled function must not take.
+_PROCESS_SYMBOLS = ctypes.CDLL(None)
 
 
 @dataclass
