@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_MIXEDMODE_H
-#define SOAC_PASSES_AUTODIFF_MIXEDMODE_H
+#ifndef SOAC_PASSES_AUTODIFF_ENGINE_MIXEDMODE_H
+#define SOAC_PASSES_AUTODIFF_ENGINE_MIXEDMODE_H
 
-#include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
 
 #include "dialect/SoacOps.h"
 
@@ -33,4 +33,4 @@ mlir::LogicalResult reverseInMixedMode(MapOp map, AdjointBuilder &a);
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_MIXEDMODE_H
+#endif // SOAC_PASSES_AUTODIFF_ENGINE_MIXEDMODE_H

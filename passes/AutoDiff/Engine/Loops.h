@@ -1,6 +1,6 @@
 //===- Loops.h - scf.for helpers for the loop rules -------------*- C++ -*-===//
-#ifndef SOAC_PASSES_AUTODIFF_LOOPS_H
-#define SOAC_PASSES_AUTODIFF_LOOPS_H
+#ifndef SOAC_PASSES_AUTODIFF_ENGINE_LOOPS_H
+#define SOAC_PASSES_AUTODIFF_ENGINE_LOOPS_H
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -30,4 +30,4 @@ void stripMine(mlir::scf::ForOp loop, int64_t levels);
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_LOOPS_H
+#endif // SOAC_PASSES_AUTODIFF_ENGINE_LOOPS_H

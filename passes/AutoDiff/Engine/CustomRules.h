@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_CUSTOMRULES_H
-#define SOAC_PASSES_AUTODIFF_CUSTOMRULES_H
+#ifndef SOAC_PASSES_AUTODIFF_ENGINE_CUSTOMRULES_H
+#define SOAC_PASSES_AUTODIFF_ENGINE_CUSTOMRULES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -42,4 +42,4 @@ mlir::LogicalResult buildCustomJvp(mlir::func::FuncOp function,
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_CUSTOMRULES_H
+#endif // SOAC_PASSES_AUTODIFF_ENGINE_CUSTOMRULES_H

@@ -2,7 +2,7 @@
 //
 // The forward-mode (dual number) rule of each differentiable op, attached to
 // upstream ops as external models (passes/AutoDiff/Forward, one file per
-// dialect); the engine (passes/AutoDiff/ForwardEngine.cpp) walks scopes.
+// dialect); the engine (passes/AutoDiff/Engine/ForwardEngine.cpp) walks scopes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_PARTIALS_H
-#define SOAC_PASSES_AUTODIFF_PARTIALS_H
+#ifndef SOAC_PASSES_AUTODIFF_INTERFACES_PARTIALS_H
+#define SOAC_PASSES_AUTODIFF_INTERFACES_PARTIALS_H
 
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -33,4 +33,4 @@ void attachToUnaryMathOps(mlir::MLIRContext *context) {
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_PARTIALS_H
+#endif // SOAC_PASSES_AUTODIFF_INTERFACES_PARTIALS_H

@@ -19,9 +19,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/MixedMode.h"
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Engine/MixedMode.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 #include "passes/Rows.h"
 
 #include "dialect/SoacOps.h"

@@ -1,8 +1,8 @@
 //===- CustomRules.cpp - derivatives given by the user --------------------===//
-#include "passes/AutoDiff/CustomRules.h"
+#include "passes/AutoDiff/Engine/CustomRules.h"
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 

@@ -1,7 +1,7 @@
 //===- Partials.cpp - derivatives of scalar math functions ----------------===//
-#include "passes/AutoDiff/Partials.h"
+#include "passes/AutoDiff/Interfaces/Partials.h"
 
-#include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"

@@ -1,8 +1,8 @@
-//===- AutoDiffPass.cpp - soac-autodiff -----------------------------------===//
-#include "passes/AutoDiff/Engine.h"
-#include "passes/AutoDiff/ForwardEngine.h"
-#include "passes/AutoDiff/Loops.h"
-#include "passes/AutoDiff/RuleModel.h"
+//===- AutoDiff.cpp - soac-autodiff ---------------------------------------===//
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
+#include "passes/AutoDiff/Engine/ForwardEngine.h"
+#include "passes/AutoDiff/Engine/Loops.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 #include "passes/Passes.h"
 
 #include "dialect/SoacOps.h"

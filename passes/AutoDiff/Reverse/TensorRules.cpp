@@ -1,6 +1,6 @@
 //===- TensorRules.cpp - reverse-mode rules of tensor ops -----------------===//
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -14,19 +14,13 @@
 using namespace mlir;
 
 namespace soac::autodiff {
-namespace {
-SmallVector<Value> primals(AdjointBuilder &a, ValueRange values) {
-  return llvm::map_to_vector(values, [&](Value v) { return a.primal(v); });
-}
-} // namespace
-
 /// A read: its adjoint is added at the same place (sparsely when the tensor
 /// is free in a SOAC body: see AdjointBuilder::accumulateAt). The indices
 /// are checked there as the read checks them (soac-check-indices), so that a
 /// gradient fails where its primal does, even when the primal read itself is
 /// dead (a sparse accumulation would drop an index out of range silently).
 LogicalResult reverseOf(tensor::ExtractOp op, AdjointBuilder &a) {
-  SmallVector<Value> indices = primals(a, op.getIndices());
+  SmallVector<Value> indices = a.primals(op.getIndices());
   ImplicitLocOpBuilder &b = a.builder();
   Value tensor = a.primal(op.getTensor());
   for (size_t dim = 0; dim < indices.size(); ++dim)
@@ -42,7 +36,7 @@ LogicalResult reverseOf(tensor::ExtractOp op, AdjointBuilder &a) {
 LogicalResult reverseOf(tensor::InsertOp op, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Value bar = a.adjoint(op.getResult());
-  SmallVector<Value> indices = primals(a, op.getIndices());
+  SmallVector<Value> indices = a.primals(op.getIndices());
   if (a.isActive(op.getScalar()))
     a.accumulate(op.getScalar(), tensor::ExtractOp::create(b, bar, indices));
   if (a.isActive(op.getDest())) {

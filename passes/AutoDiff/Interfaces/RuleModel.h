@@ -1,18 +1,19 @@
 //===- RuleModel.h - attaching reverse-mode rules to ops ---------*- C++ -*-===//
 //
-// A reverse-mode rules file defines `LogicalResult reverseOf(SomeOp,
-// AdjointBuilder &)` overloads in namespace soac::autodiff and attaches them
-// with attachRules; a forward-mode one (passes/AutoDiff/Forward) defines
+// A reverse-mode rules file (passes/AutoDiff/Reverse) defines
+// `LogicalResult reverseOf(SomeOp, AdjointBuilder &)` overloads in namespace
+// soac::autodiff and attaches them with attachRules; a forward-mode one
+// (passes/AutoDiff/Forward) defines
 // `forwardOf(SomeOp, TangentBuilder &)` and attaches them with
 // attachForwardRules.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_RULEMODEL_H
-#define SOAC_PASSES_AUTODIFF_RULEMODEL_H
+#ifndef SOAC_PASSES_AUTODIFF_INTERFACES_RULEMODEL_H
+#define SOAC_PASSES_AUTODIFF_INTERFACES_RULEMODEL_H
 
-#include "passes/AutoDiff/Engine.h"
-#include "passes/AutoDiff/ForwardEngine.h"
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
+#include "passes/AutoDiff/Engine/ForwardEngine.h"
 
 namespace soac::autodiff {
 
@@ -68,4 +69,4 @@ void registerSoacForwardRules(mlir::DialectRegistry &registry);
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_RULEMODEL_H
+#endif // SOAC_PASSES_AUTODIFF_INTERFACES_RULEMODEL_H

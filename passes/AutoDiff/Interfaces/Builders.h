@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_BUILDERS_H
-#define SOAC_PASSES_AUTODIFF_BUILDERS_H
+#ifndef SOAC_PASSES_AUTODIFF_INTERFACES_BUILDERS_H
+#define SOAC_PASSES_AUTODIFF_INTERFACES_BUILDERS_H
 
 #include "dialect/SoacOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -80,4 +80,4 @@ mlir::Value outerSize(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor);
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_BUILDERS_H
+#endif // SOAC_PASSES_AUTODIFF_INTERFACES_BUILDERS_H

@@ -1,6 +1,6 @@
 //===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
-#include "passes/AutoDiff/Loops.h"
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Engine/Loops.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 #include "passes/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

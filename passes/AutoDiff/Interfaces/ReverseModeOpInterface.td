@@ -1,8 +1,9 @@
 //===- ReverseModeOpInterface.td - reverse-mode rules -------------*- tablegen -*-===//
 //
 // Each differentiable op answers for its own derivative. The rules live in
-// passes/AutoDiff (one file per dialect) and are attached to upstream ops as
-// external models; the engine (passes/AutoDiff/Engine.cpp) only walks scopes.
+// passes/AutoDiff/Reverse (one file per dialect) and are attached to
+// upstream ops as external models; the engine
+// (passes/AutoDiff/Engine/ReverseEngine.cpp) only walks scopes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -12,18 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_FORWARDENGINE_H
-#define SOAC_PASSES_AUTODIFF_FORWARDENGINE_H
+#ifndef SOAC_PASSES_AUTODIFF_ENGINE_FORWARDENGINE_H
+#define SOAC_PASSES_AUTODIFF_ENGINE_FORWARDENGINE_H
 
-#include "passes/AutoDiff/Engine.h"
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
 
-namespace soac::autodiff {
-
-class TangentBuilder;
-
-} // namespace soac::autodiff
-
-#include "passes/ForwardModeOpInterface.h.inc"
+#include "passes/AutoDiff/Interfaces/ForwardModeOpInterface.h"
 
 namespace soac::autodiff {
 
@@ -144,4 +138,4 @@ getOrCreateJvpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_FORWARDENGINE_H
+#endif // SOAC_PASSES_AUTODIFF_ENGINE_FORWARDENGINE_H

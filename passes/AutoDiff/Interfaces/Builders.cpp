@@ -1,5 +1,5 @@
 //===- Builders.cpp - building soac ops from C++ callbacks ----------------===//
-#include "passes/AutoDiff/Builders.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

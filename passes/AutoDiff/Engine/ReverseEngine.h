@@ -1,4 +1,4 @@
-//===- Engine.h - reverse-mode AD by re-execution ---------------*- C++ -*-===//
+//===- ReverseEngine.h - reverse-mode AD by re-execution --------*- C++ -*-===//
 //
 // The engine walks scopes; the derivative of each op comes from its
 // ReverseModeOpInterface rule (one rules file per dialect).
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_AUTODIFF_ENGINE_H
-#define SOAC_PASSES_AUTODIFF_ENGINE_H
+#ifndef SOAC_PASSES_AUTODIFF_ENGINE_REVERSEENGINE_H
+#define SOAC_PASSES_AUTODIFF_ENGINE_REVERSEENGINE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -19,17 +19,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
-namespace soac::autodiff {
-
-class AdjointBuilder;
-
-/// How an op re-executes by default (ReverseModeOpInterface::reexecute):
-/// cloned into the forward code of `scope`.
-void cloneIntoForward(AdjointBuilder &scope, mlir::Operation *op);
-
-} // namespace soac::autodiff
-
-#include "passes/ReverseModeOpInterface.h.inc"
+#include "passes/AutoDiff/Interfaces/ReverseModeOpInterface.h"
 
 namespace soac::autodiff {
 
@@ -103,6 +93,7 @@ public:
 
   /// The re-executed counterpart of `original`.
   mlir::Value primal(mlir::Value original) const;
+  llvm::SmallVector<mlir::Value> primals(mlir::ValueRange originals) const;
   void mapPrimal(mlir::Value original, mlir::Value primal);
 
   /// The adjoint accumulated for `original` in this scope, or null (zero).
@@ -182,7 +173,7 @@ private:
   bool mixed = false;
   unsigned width = 1;
   unsigned lane = 0;
-  mlir::IRMapping primals;
+  mlir::IRMapping primalMap;
   llvm::DenseMap<std::pair<mlir::Value, unsigned>, mlir::Value> adjoints;
   llvm::MapVector<mlir::Value, mlir::Value> outer;
   llvm::SmallVector<SparseAdjoint> sparse;
@@ -225,4 +216,4 @@ void registerDerivativeRules(mlir::DialectRegistry &registry);
 
 } // namespace soac::autodiff
 
-#endif // SOAC_PASSES_AUTODIFF_ENGINE_H
+#endif // SOAC_PASSES_AUTODIFF_ENGINE_REVERSEENGINE_H

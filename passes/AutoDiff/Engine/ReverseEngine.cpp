@@ -1,17 +1,15 @@
-//===- Engine.cpp - reverse-mode AD by re-execution -----------------------===//
-#include "passes/AutoDiff/Engine.h"
+//===- ReverseEngine.cpp - reverse-mode AD by re-execution ----------------===//
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
 
 #include "dialect/SoacOps.h"
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/CustomRules.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Engine/CustomRules.h"
 #include "passes/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include "passes/ReverseModeOpInterface.cpp.inc"
 
 using namespace mlir;
 
@@ -94,11 +92,15 @@ bool AdjointBuilder::isOuter(Value original) const {
 Value AdjointBuilder::primal(Value original) const {
   if (isOuter(original))
     return parent ? parent->primal(original) : original;
-  return primals.lookupOrDefault(original);
+  return primalMap.lookupOrDefault(original);
+}
+
+SmallVector<Value> AdjointBuilder::primals(ValueRange originals) const {
+  return llvm::map_to_vector(originals, [&](Value v) { return primal(v); });
 }
 
 void AdjointBuilder::mapPrimal(Value original, Value value) {
-  primals.map(original, value);
+  primalMap.map(original, value);
 }
 
 Value AdjointBuilder::adjoint(Value original) const {
@@ -153,12 +155,12 @@ void AdjointBuilder::reexecute(Block &source) {
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(*source.getParent(), captured);
     for (Value value : captured)
-      primals.map(value, parent->primal(value));
+      primalMap.map(value, parent->primal(value));
   }
   for (Operation &op : source.without_terminator()) {
     bool residual = op.getNumResults() > 0 &&
                     llvm::all_of(op.getResults(),
-                                 [&](Value r) { return primals.contains(r); });
+                                 [&](Value r) { return primalMap.contains(r); });
     if (residual)
       continue;
     if (auto rule = dyn_cast<ReverseModeOpInterface>(op))
@@ -168,7 +170,7 @@ void AdjointBuilder::reexecute(Block &source) {
   }
 }
 
-void AdjointBuilder::cloneForward(Operation &op) { b.clone(op, primals); }
+void AdjointBuilder::cloneForward(Operation &op) { b.clone(op, primalMap); }
 
 void cloneIntoForward(AdjointBuilder &scope, Operation *op) {
   scope.cloneForward(*op);

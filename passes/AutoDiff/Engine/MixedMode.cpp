@@ -1,8 +1,8 @@
 //===- MixedMode.cpp - maps differentiated in mixed mode ------------------===//
-#include "passes/AutoDiff/MixedMode.h"
+#include "passes/AutoDiff/Engine/MixedMode.h"
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/ForwardEngine.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Engine/ForwardEngine.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Transforms/RegionUtils.h"

@@ -1,14 +1,12 @@
 //===- ForwardEngine.cpp - forward-mode AD with dual numbers --------------===//
-#include "passes/AutoDiff/ForwardEngine.h"
+#include "passes/AutoDiff/Engine/ForwardEngine.h"
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/CustomRules.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Engine/CustomRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
-
-#include "passes/ForwardModeOpInterface.cpp.inc"
 
 using namespace mlir;
 

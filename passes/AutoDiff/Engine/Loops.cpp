@@ -1,5 +1,5 @@
 //===- Loops.cpp - scf.for helpers for the loop rules ---------------------===//
-#include "passes/AutoDiff/Loops.h"
+#include "passes/AutoDiff/Engine/Loops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
