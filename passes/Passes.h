@@ -24,11 +24,6 @@ namespace soac {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
-/// Patterns lowering soac ops on tensors to linalg, scf and tensor ops (the
-/// patterns of convert-soac-to-loops), with that pass's options.
-void populateSoacToLoopsPatterns(mlir::RewritePatternSet &patterns,
-                                 const ConvertSoacToLoopsOptions &options);
-
 /// Registers the external models the passes rely on: the derivative rules of
 /// upstream ops, memory effects of gpu.launch_func and gpu.barrier.
 void registerSoacExtensions(mlir::DialectRegistry &registry);
