@@ -3,13 +3,20 @@
 #include "passes/AutoDiff/Engine/ForwardEngine.h"
 #include "passes/AutoDiff/Engine/Loops.h"
 #include "passes/AutoDiff/Interfaces/RuleModel.h"
-#include "passes/Passes.h"
+#include "passes/AutoDiff/Passes.h"
 
 #include "dialect/SoacOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+
 namespace soac {
 #define GEN_PASS_DEF_SOACAUTODIFF
-#include "passes/Passes.h.inc"
+#include "passes/AutoDiff/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -4,7 +4,7 @@
 #include "dialect/SoacOps.h"
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Engine/CustomRules.h"
-#include "passes/Rows.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

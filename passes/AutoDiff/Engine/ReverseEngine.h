@@ -210,10 +210,6 @@ getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
                        mlir::SymbolTableCollection &symbols,
                        bool mixedMode = false, unsigned width = 1);
 
-/// Attaches the reverse-mode and forward-mode rules to the ops of arith,
-/// math, scf, tensor, func and soac.
-void registerDerivativeRules(mlir::DialectRegistry &registry);
-
 } // namespace soac::autodiff
 
 #endif // SOAC_PASSES_AUTODIFF_ENGINE_REVERSEENGINE_H

@@ -1,7 +1,7 @@
 //===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
 #include "passes/AutoDiff/Engine/Loops.h"
 #include "passes/AutoDiff/Interfaces/RuleModel.h"
-#include "passes/Rows.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

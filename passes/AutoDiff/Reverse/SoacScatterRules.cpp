@@ -10,7 +10,7 @@
 #include "passes/AutoDiff/Reverse/SoacRules.h"
 
 #include "passes/AutoDiff/Interfaces/Builders.h"
-#include "passes/Rows.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

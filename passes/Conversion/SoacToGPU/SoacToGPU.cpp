@@ -28,22 +28,26 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 #include "passes/Conversion/SoacToGPU/RowKernel.h"
 #include "passes/Conversion/SoacToGPU/ThreadKernel.h"
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace soac {
 #define GEN_PASS_DEF_CONVERTSOACTOGPU
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -1,7 +1,7 @@
 //===- InPlace.cpp - results computed in the tensors they replace ---------===//
 #include "passes/Conversion/SoacToLoops/InPlace.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/Loops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

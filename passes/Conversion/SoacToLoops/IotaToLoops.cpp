@@ -6,7 +6,7 @@
 
 #include "passes/Conversion/SoacToLoops/Patterns.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/LoweringOrder.h"
 #include "passes/Conversion/SoacToLoops/Loops.h"
 #include "passes/Conversion/SoacToLoops/Parallelism.h"

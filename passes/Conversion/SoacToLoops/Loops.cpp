@@ -1,8 +1,8 @@
 //===- Loops.cpp - building blocks of the loops ---------------------------===//
 #include "passes/Conversion/SoacToLoops/Loops.h"
 
-#include "passes/Bodies.h"
-#include "passes/Rows.h"
+#include "passes/Utils/Bodies.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"

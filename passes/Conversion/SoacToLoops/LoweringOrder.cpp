@@ -1,9 +1,9 @@
 //===- LoweringOrder.cpp - when a SOAC may be lowered ---------------------===//
 #include "passes/Conversion/SoacToLoops/LoweringOrder.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/Redomap.h"
-#include "passes/Fusion.h"
+#include "passes/Transforms/FuseMaps.h"
 
 using namespace mlir;
 

@@ -1,7 +1,7 @@
 //===- Parallelism.cpp - parallel loops only when they pay ----------------===//
 #include "passes/Conversion/SoacToLoops/Parallelism.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/Loops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

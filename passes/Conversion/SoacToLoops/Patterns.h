@@ -8,7 +8,7 @@
 #ifndef SOAC_PASSES_CONVERSION_SOACTOLOOPS_PATTERNS_H
 #define SOAC_PASSES_CONVERSION_SOACTOLOOPS_PATTERNS_H
 
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 

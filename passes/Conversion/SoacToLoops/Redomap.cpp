@@ -1,7 +1,7 @@
 //===- Redomap.cpp - a reduce folded in its map's loop --------------------===//
 #include "passes/Conversion/SoacToLoops/Redomap.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/Loops.h"
 
 #include "mlir/IR/Dominance.h"

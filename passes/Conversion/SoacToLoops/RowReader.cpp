@@ -1,9 +1,9 @@
 //===- RowReader.cpp - rows of tensors and of fused maps ------------------===//
 #include "passes/Conversion/SoacToLoops/RowReader.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/Loops.h"
-#include "passes/Rows.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"

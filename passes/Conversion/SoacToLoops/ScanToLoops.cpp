@@ -8,12 +8,12 @@
 
 #include "passes/Conversion/SoacToLoops/Patterns.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 #include "passes/Conversion/SoacToLoops/LoweringOrder.h"
 #include "passes/Conversion/SoacToLoops/Loops.h"
 #include "passes/Conversion/SoacToLoops/Parallelism.h"
 #include "passes/Conversion/SoacToLoops/RowReader.h"
-#include "passes/Rows.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -27,13 +27,20 @@
 #include "passes/Conversion/SoacToLoops/LoweringOrder.h"
 #include "passes/Conversion/SoacToLoops/Parallelism.h"
 #include "passes/Conversion/SoacToLoops/Patterns.h"
-#include "passes/Fusion.h"
+#include "passes/Transforms/FuseMaps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace soac {
 #define GEN_PASS_DEF_CONVERTSOACTOLOOPS
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 #ifndef SOAC_PASSES_CONVERSION_SOACTOLOOPS_SOACTOLOOPS_H
 #define SOAC_PASSES_CONVERSION_SOACTOLOOPS_SOACTOLOOPS_H
 
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 

@@ -1,13 +1,14 @@
 //===- MarkEntryPoints.cpp - soac-mark-entry-points -----------------------===//
-#include "passes/Passes.h"
+#include "passes/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACMARKENTRYPOINTS
-#include "passes/Passes.h.inc"
+#include "passes/Transforms/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_BODIES_H
-#define SOAC_PASSES_BODIES_H
+#ifndef SOAC_PASSES_UTILS_BODIES_H
+#define SOAC_PASSES_UTILS_BODIES_H
 
 #include "dialect/SoacOps.h"
 
@@ -42,4 +42,4 @@ bool waitsForFusion(MapOp map);
 
 } // namespace soac
 
-#endif // SOAC_PASSES_BODIES_H
+#endif // SOAC_PASSES_UTILS_BODIES_H

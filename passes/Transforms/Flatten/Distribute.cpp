@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Flatten/Flatten.h"
+#include "passes/Transforms/Flatten/Flatten.h"
 
 using namespace mlir;
 

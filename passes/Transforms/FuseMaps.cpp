@@ -1,18 +1,20 @@
-//===- Fusion.cpp - soac-fuse-maps ----------------------------------------===//
-#include "passes/Fusion.h"
+//===- FuseMaps.cpp - soac-fuse-maps --------------------------------------===//
+#include "passes/Transforms/FuseMaps.h"
 
-#include "passes/Bodies.h"
-#include "passes/Passes.h"
+#include "passes/Utils/Bodies.h"
+#include "passes/Transforms/Passes.h"
+#include "dialect/SoacOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACFUSEMAPS
-#include "passes/Passes.h.inc"
+#include "passes/Transforms/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

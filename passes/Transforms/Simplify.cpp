@@ -1,12 +1,13 @@
 //===- Simplify.cpp - soac-simplify ---------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Transforms/Passes.h"
 
 #include "dialect/SoacOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACSIMPLIFY
-#include "passes/Passes.h.inc"
+#include "passes/Transforms/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

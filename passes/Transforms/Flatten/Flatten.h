@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_FLATTEN_FLATTEN_H
-#define SOAC_PASSES_FLATTEN_FLATTEN_H
+#ifndef SOAC_PASSES_TRANSFORMS_FLATTEN_FLATTEN_H
+#define SOAC_PASSES_TRANSFORMS_FLATTEN_FLATTEN_H
 
 #include "dialect/SoacOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -83,4 +83,4 @@ mlir::Value outerSizeValue(mlir::OpBuilder &b, MapOp map);
 } // namespace flatten
 } // namespace soac
 
-#endif // SOAC_PASSES_FLATTEN_FLATTEN_H
+#endif // SOAC_PASSES_TRANSFORMS_FLATTEN_FLATTEN_H

@@ -1,4 +1,4 @@
-//===- FlattenPass.cpp - soac-flatten -------------------------------------===//
+//===- Flatten.cpp - soac-flatten -----------------------------------------===//
 //
 // Moderate flattening: the patterns of Distribute.cpp, CollapseMaps.cpp and
 // Interchange.cpp applied greedily, then the maps left holding one reduce or
@@ -6,14 +6,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Flatten/Flatten.h"
-#include "passes/Passes.h"
+#include "passes/Transforms/Flatten/Flatten.h"
+#include "passes/Transforms/Passes.h"
+#include "dialect/SoacOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACFLATTEN
-#include "passes/Passes.h.inc"
+#include "passes/Transforms/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

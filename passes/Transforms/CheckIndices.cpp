@@ -8,16 +8,20 @@
 // turns them into calls of the runtime on the CPU.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Transforms/Passes.h"
 
 #include "dialect/SoacOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACCHECKINDICES
-#include "passes/Passes.h.inc"
+#include "passes/Transforms/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -1,15 +1,14 @@
-//===- Extensions.cpp - external models the soac passes rely on -----------===//
+//===- MemoryEffects.cpp - memory effects of GPU launches and barriers ----===//
 //
-// Derivative rules for upstream ops, and the memory effects of
-// gpu.launch_func and gpu.barrier, which the buffer deallocation pipeline
-// needs to see through kernel launches and kernels (MLIR 22 declares none: a
-// launch reads and writes the buffers it is given, a barrier orders the
-// block's reads and writes; neither allocates or frees).
+// The memory effects of gpu.launch_func and gpu.barrier, which the buffer
+// deallocation pipeline needs to see through kernel launches and kernels
+// (MLIR 22 declares none: a launch reads and writes the buffers it is given,
+// a barrier orders the block's reads and writes; neither allocates or
+// frees).
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/AutoDiff/Engine/ReverseEngine.h"
-#include "passes/Passes.h"
+#include "passes/Conversion/SoacToGPU/MemoryEffects.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -45,8 +44,7 @@ struct BarrierEffects
 
 } // namespace
 
-void soac::registerSoacExtensions(DialectRegistry &registry) {
-  autodiff::registerDerivativeRules(registry);
+void soac::registerGpuMemoryEffects(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, gpu::GPUDialect *) {
     gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*context);
     gpu::BarrierOp::attachInterface<BarrierEffects>(*context);

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_ROWS_H
-#define SOAC_PASSES_ROWS_H
+#ifndef SOAC_PASSES_UTILS_ROWS_H
+#define SOAC_PASSES_UTILS_ROWS_H
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -30,4 +30,4 @@ mlir::Value emptyRows(mlir::ImplicitLocOpBuilder &b, mlir::Value count,
 
 } // namespace soac
 
-#endif // SOAC_PASSES_ROWS_H
+#endif // SOAC_PASSES_UTILS_ROWS_H

@@ -6,15 +6,16 @@
 // abort instead of reporting.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Transforms/Passes.h"
 
 #include "dialect/SoacOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACVERIFYLOWERABLE
-#include "passes/Passes.h.inc"
+#include "passes/Transforms/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

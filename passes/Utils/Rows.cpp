@@ -1,5 +1,5 @@
 //===- Rows.cpp - reading and writing rows of tensors ---------------------===//
-#include "passes/Rows.h"
+#include "passes/Utils/Rows.h"
 
 #include "dialect/SoacOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -1,4 +1,4 @@
-//===- Fusion.h - fusing soac.map ops at the SOAC level ---------*- C++ -*-===//
+//===- FuseMaps.h - fusing soac.map ops at the SOAC level -------*- C++ -*-===//
 //
 // A map with several consumers cannot be fused into any of them without
 // being computed more than once. When those consumers are SOACs of one kind
@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAC_PASSES_FUSION_H
-#define SOAC_PASSES_FUSION_H
+#ifndef SOAC_PASSES_TRANSFORMS_FUSEMAPS_H
+#define SOAC_PASSES_TRANSFORMS_FUSEMAPS_H
 
 #include "dialect/SoacOps.h"
 
@@ -37,4 +37,4 @@ void populateMapFusionPatterns(mlir::RewritePatternSet &patterns,
 
 } // namespace soac
 
-#endif // SOAC_PASSES_FUSION_H
+#endif // SOAC_PASSES_TRANSFORMS_FUSEMAPS_H

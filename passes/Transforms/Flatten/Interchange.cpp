@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Flatten/Flatten.h"
+#include "passes/Transforms/Flatten/Flatten.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

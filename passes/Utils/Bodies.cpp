@@ -1,5 +1,5 @@
 //===- Bodies.cpp - inlining SOAC bodies and fusing maps into consumers ---===//
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"

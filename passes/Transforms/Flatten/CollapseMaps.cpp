@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Flatten/Flatten.h"
+#include "passes/Transforms/Flatten/Flatten.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
