@@ -50,14 +50,9 @@ LogicalResult buildCustomVjp(func::FuncOp function, ArrayRef<int64_t> wrt,
                              SymbolTableCollection &symbols) {
   FunctionType type = function.getFunctionType();
   SmallVector<int64_t> floats = floatArguments(type);
-  SmallVector<Type> inputs(type.getInputs());
-  llvm::append_range(inputs, type.getResults());
-  SmallVector<Type> outputs(type.getResults());
-  for (int64_t position : floats)
-    outputs.push_back(type.getInput(position));
   FailureOr<func::FuncOp> custom = customFunction(
       function, kCustomVjpAttr,
-      FunctionType::get(function.getContext(), inputs, outputs),
+      getDerivativeType(DerivativeKind::Vjp, type, floats, /*width=*/1),
       "its arguments and one cotangent per result, to its results and one "
       "gradient per float argument",
       symbols);
@@ -91,14 +86,9 @@ LogicalResult buildCustomJvp(func::FuncOp function, ArrayRef<int64_t> wrt,
                              SymbolTableCollection &symbols) {
   FunctionType type = function.getFunctionType();
   SmallVector<int64_t> floats = floatArguments(type);
-  SmallVector<Type> inputs(type.getInputs());
-  for (int64_t position : floats)
-    inputs.push_back(type.getInput(position));
-  SmallVector<Type> outputs(type.getResults());
-  llvm::append_range(outputs, type.getResults());
   FailureOr<func::FuncOp> custom = customFunction(
       function, kCustomJvpAttr,
-      FunctionType::get(function.getContext(), inputs, outputs),
+      getDerivativeType(DerivativeKind::Jvp, type, floats, /*width=*/1),
       "its arguments and one tangent per float argument, to its results and "
       "one tangent per result",
       symbols);

@@ -10,6 +10,9 @@
 // @f_jvp: (args..., one tangent per float argument of @f, in order)
 //         -> (results..., one tangent per result).
 //
+// That is, the signatures of soac.vjp and soac.jvp of @f with respect to its
+// float arguments, one lane (dialect/DerivativeSignature.h).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SOAC_PASSES_AUTODIFF_ENGINE_CUSTOMRULES_H

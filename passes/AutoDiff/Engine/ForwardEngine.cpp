@@ -207,18 +207,12 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                unsigned width,
                                                SymbolTableCollection &symbols) {
-  FunctionType type = function.getFunctionType();
-  SmallVector<Type> inputs(type.getInputs());
-  for (int64_t position : wrt)
-    inputs.append(width, type.getInput(position));
-  SmallVector<Type> outputs(type.getResults());
-  for (Type result : type.getResults())
-    outputs.append(width, result);
   bool custom = function->hasAttr(kCustomJvpAttr);
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
       function, "jvp", width, wrt,
-      FunctionType::get(function.getContext(), inputs, outputs), custom,
-      symbols);
+      getDerivativeType(DerivativeKind::Jvp, function.getFunctionType(), wrt,
+                        width),
+      custom, symbols);
   if (failed(created))
     return failure();
   auto [jvp, fresh] = *created;
@@ -235,7 +229,7 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
   TangentBuilder scope(b, activity, nullptr, symbols, width);
-  size_t numArgs = type.getNumInputs();
+  size_t numArgs = function.getFunctionType().getNumInputs();
   for (auto [original, arg] :
        llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
     scope.mapPrimal(original, arg);

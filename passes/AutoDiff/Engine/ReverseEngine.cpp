@@ -15,12 +15,6 @@ using namespace mlir;
 
 namespace soac::autodiff {
 
-bool isDifferentiableType(Type type) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    type = tensor.getElementType();
-  return isa<FloatType>(type);
-}
-
 //===----------------------------------------------------------------------===//
 // Activity
 //===----------------------------------------------------------------------===//
@@ -286,18 +280,12 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                SymbolTableCollection &symbols,
                                                bool mixedMode, unsigned width) {
-  FunctionType type = function.getFunctionType();
-  SmallVector<Type> inputs(type.getInputs());
-  for (Type result : type.getResults())
-    inputs.append(width, result);
-  SmallVector<Type> outputs(type.getResults());
-  for (int64_t position : wrt)
-    outputs.append(width, type.getInput(position));
   bool custom = function->hasAttr(kCustomVjpAttr);
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
       function, "vjp", width, wrt,
-      FunctionType::get(function.getContext(), inputs, outputs), custom,
-      symbols);
+      getDerivativeType(DerivativeKind::Vjp, function.getFunctionType(), wrt,
+                        width),
+      custom, symbols);
   if (failed(created))
     return failure();
   auto [vjp, fresh] = *created;
@@ -316,7 +304,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
   scope.setMixedMode(mixedMode);
   scope.setWidth(width);
-  size_t numArgs = type.getNumInputs();
+  size_t numArgs = function.getFunctionType().getNumInputs();
   for (auto [original, arg] :
        llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
     scope.mapPrimal(original, arg);

@@ -21,10 +21,9 @@
 
 #include "passes/AutoDiff/Interfaces/ReverseModeOpInterface.h"
 
-namespace soac::autodiff {
+#include "dialect/DerivativeSignature.h"
 
-/// Whether a type carries derivatives: floats and tensors of floats.
-bool isDifferentiableType(mlir::Type type);
+namespace soac::autodiff {
 
 /// The values of a function that may carry a derivative: those computed from
 /// the differentiated arguments, of a differentiable type. Conservative:
