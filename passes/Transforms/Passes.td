@@ -104,6 +104,15 @@ def SoacFlatten : Pass<"soac-flatten", "mlir::ModuleOp"> {
     depend on the row where that matters; otherwise the IR is left alone.
     Constants in map bodies are first moved in front of the maps.
 
+    A standalone transform: neither soac-lower-to-cpu nor soac-lower-to-nvvm
+    runs it, and no lowering needs it. convert-soac-to-loops runs a SOAC
+    nested in another as sequential loops inside the outer one's parallel
+    loop; convert-soac-to-gpu maps nesting onto the GPU itself (one block
+    per row, or one thread per row for deeper nests). What it produces
+    lowers like any soac program (test_flatten.py compiles it for the CPU
+    and compares with the interpreter); run it where flat nests are wanted,
+    e.g. `soac-opt --soac-flatten` before a lowering of one's own.
+
     - Distribution (map fission): a map whose body holds several nests (a
       SOAC with the maps only it reads, or an op with SOACs in its regions)
       becomes one map per nest. Values of an earlier part that a later one
