@@ -23,8 +23,8 @@ namespace soac {
 
 /// Whether `producer` will be fused by these patterns: the SOACs reading it
 /// will be merged, the one map reading it will absorb it, or it will be
-/// copied per reader. A lowering must
-/// then leave `producer` alone until that has happened.
+/// copied per reader. A lowering must then leave `producer` alone until that
+/// has happened (Conversion/SoacToLoops/LoweringOrder.h).
 bool waitsForMapFusion(MapOp producer);
 
 /// The patterns of soac-fuse-maps: sibling soac.map ops, and sibling

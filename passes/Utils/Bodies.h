@@ -37,7 +37,8 @@ bool readsRowsOf(mlir::Operation *consumer, mlir::OpOperand &use);
 /// recomputes nothing more often than the map would run.
 MapOp fusableProducer(mlir::Value tensor, mlir::Operation *consumer);
 
-/// A soac.map waits to be fused when its consumer will recompute it.
+/// A soac.map waits to be fused when its consumer will recompute it (see
+/// Conversion/SoacToLoops/LoweringOrder.h for the whole ordering contract).
 bool waitsForFusion(MapOp map);
 
 } // namespace soac

@@ -18,6 +18,7 @@
 
 namespace soac::loops {
 
+/// An `index` constant.
 mlir::Value indexConstant(mlir::ImplicitLocOpBuilder &b, int64_t value);
 
 /// Marks the scf.for loops this conversion creates over the rows of a SOAC
