@@ -7,6 +7,8 @@
 
 #include "dialect/SoacOps.h"
 
+#include "dialect/DerivativeSignature.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -433,17 +435,6 @@ LogicalResult IotaOp::verify() {
 
 namespace {
 
-/// A position in a derivative op's operand or result list: the type the callee
-/// implies there and what it stands for, e.g. "cotangent of result #0".
-struct Slot {
-  Type type;
-  std::string role;
-};
-
-std::string ordinal(StringRef role, size_t i) {
-  return (role + " #" + std::to_string(i)).str();
-}
-
 LogicalResult verifyWrtOrder(Operation *op, std::optional<ArrayRef<int64_t>> wrt) {
   if (!wrt)
     return success();
@@ -460,12 +451,6 @@ LogicalResult verifyWrtOrder(Operation *op, std::optional<ArrayRef<int64_t>> wrt
   return success();
 }
 
-bool isDifferentiable(Type type) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    type = tensor.getElementType();
-  return isa<FloatType>(type);
-}
-
 /// Resolves the callee and the differentiated argument positions, checking
 /// that each position exists and has a differentiable type.
 FailureOr<std::pair<FunctionOpInterface, SmallVector<int64_t>>>
@@ -478,17 +463,13 @@ resolveDerivative(Operation *op, FlatSymbolRefAttr callee,
     return op->emitOpError() << "callee " << callee
                              << " does not name a function";
   ArrayRef<Type> args = fn.getArgumentTypes();
-  SmallVector<int64_t> positions;
-  if (wrt)
-    positions.assign(wrt->begin(), wrt->end());
-  else
-    positions = llvm::to_vector(llvm::seq<int64_t>(0, args.size()));
+  SmallVector<int64_t> positions = wrtPositions(wrt, args.size());
   for (int64_t position : positions) {
     if (position >= static_cast<int64_t>(args.size()))
       return op->emitOpError()
              << "wrt position " << position << " is out of range: " << callee
              << " has " << args.size() << " arguments";
-    if (!isDifferentiable(args[position]))
+    if (!isDifferentiableType(args[position]))
       return op->emitOpError()
              << "cannot differentiate " << callee << " with respect to argument #"
              << position << " of type " << args[position]
@@ -500,7 +481,8 @@ resolveDerivative(Operation *op, FlatSymbolRefAttr callee,
 
 LogicalResult verifySlots(Operation *op, FlatSymbolRefAttr callee,
                           StringRef kind, TypeRange actual,
-                          ArrayRef<Slot> expected, StringRef layout) {
+                          ArrayRef<DerivativeSlot> expected, StringRef layout,
+                          int64_t width) {
   if (actual.size() != expected.size())
     return op->emitOpError() << "has " << actual.size() << " " << kind
                              << "s, but differentiating " << callee
@@ -510,8 +492,30 @@ LogicalResult verifySlots(Operation *op, FlatSymbolRefAttr callee,
     if (type != slot.type)
       return op->emitOpError()
              << kind << " #" << i << " has type " << type << ", but "
-             << callee << " implies " << slot.type << " for the " << slot.role;
+             << callee << " implies " << slot.type << " for the "
+             << slot.describe(width);
   return success();
+}
+
+/// Checks a derivative op's operands and results against the signature its
+/// callee implies (DerivativeSignature.h).
+template <typename DerivativeOp>
+LogicalResult verifyDerivativeSymbolUses(DerivativeOp op, DerivativeKind kind,
+                                         SymbolTableCollection &symbolTable) {
+  auto resolved =
+      resolveDerivative(op, op.getCalleeAttr(), op.getWrt(), symbolTable);
+  if (failed(resolved))
+    return failure();
+  auto [fn, positions] = *resolved;
+  int64_t width = op.getWidth().value_or(1);
+  DerivativeSignature signature = getDerivativeSignature(
+      kind, fn.getArgumentTypes(), fn.getResultTypes(), positions, width);
+  if (failed(verifySlots(op, op.getCalleeAttr(), "operand",
+                         op->getOperandTypes(), signature.inputs,
+                         signature.inputLayout, width)))
+    return failure();
+  return verifySlots(op, op.getCalleeAttr(), "result", op->getResultTypes(),
+                     signature.outputs, signature.outputLayout, width);
 }
 
 } // namespace
@@ -541,85 +545,12 @@ LogicalResult JvpOp::verify() {
   return verifyWrtOrder(*this, getWrt());
 }
 
-namespace {
-/// Lane `l` of a derivative in vector mode (`width` > 1), for messages.
-std::string laneSuffix(int64_t width, int64_t l) {
-  return width == 1 ? std::string() : " (lane " + std::to_string(l) + ")";
-}
-
-/// "one tangent" or "k tangents", for messages.
-std::string perWidth(int64_t width, StringRef what) {
-  return width == 1 ? ("one " + what).str()
-                    : std::to_string(width) + " " + what.str() + "s";
-}
-} // namespace
-
 LogicalResult VjpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto resolved =
-      resolveDerivative(*this, getCalleeAttr(), getWrt(), symbolTable);
-  if (failed(resolved))
-    return failure();
-  auto [fn, positions] = *resolved;
-  ArrayRef<Type> args = fn.getArgumentTypes();
-  ArrayRef<Type> results = fn.getResultTypes();
-  int64_t width = getWidth().value_or(1);
-  SmallVector<Slot> operands, outputs;
-  for (auto [i, type] : llvm::enumerate(args))
-    operands.push_back({type, ordinal("argument", i)});
-  for (auto [i, type] : llvm::enumerate(results))
-    for (int64_t l = 0; l < width; ++l)
-      operands.push_back({type, "cotangent of " + ordinal("result", i) +
-                                    laneSuffix(width, l)});
-  for (auto [i, type] : llvm::enumerate(results))
-    outputs.push_back({type, ordinal("result", i)});
-  for (int64_t position : positions)
-    for (int64_t l = 0; l < width; ++l)
-      outputs.push_back({args[position], "gradient of " +
-                                             ordinal("argument", position) +
-                                             laneSuffix(width, l)});
-  if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
-                         operands,
-                         "its arguments, then " +
-                             perWidth(width, "cotangent") + " per result")))
-    return failure();
-  return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
-                     outputs,
-                     "its results, then " + perWidth(width, "gradient") +
-                         " per differentiated argument");
+  return verifyDerivativeSymbolUses(*this, DerivativeKind::Vjp, symbolTable);
 }
 
 LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto resolved =
-      resolveDerivative(*this, getCalleeAttr(), getWrt(), symbolTable);
-  if (failed(resolved))
-    return failure();
-  auto [fn, positions] = *resolved;
-  ArrayRef<Type> args = fn.getArgumentTypes();
-  ArrayRef<Type> results = fn.getResultTypes();
-  int64_t width = getWidth().value_or(1);
-  SmallVector<Slot> operands, outputs;
-  for (auto [i, type] : llvm::enumerate(args))
-    operands.push_back({type, ordinal("argument", i)});
-  for (int64_t position : positions)
-    for (int64_t l = 0; l < width; ++l)
-      operands.push_back({args[position], "tangent of " +
-                                              ordinal("argument", position) +
-                                              laneSuffix(width, l)});
-  for (auto [i, type] : llvm::enumerate(results))
-    outputs.push_back({type, ordinal("result", i)});
-  for (auto [i, type] : llvm::enumerate(results))
-    for (int64_t l = 0; l < width; ++l)
-      outputs.push_back({type, "tangent of " + ordinal("result", i) +
-                                   laneSuffix(width, l)});
-  if (failed(verifySlots(*this, getCalleeAttr(), "operand", getOperandTypes(),
-                         operands,
-                         "its arguments, then " + perWidth(width, "tangent") +
-                             " per differentiated argument")))
-    return failure();
-  return verifySlots(*this, getCalleeAttr(), "result", getResultTypes(),
-                     outputs,
-                     "its results, then " + perWidth(width, "tangent") +
-                         " per result");
+  return verifyDerivativeSymbolUses(*this, DerivativeKind::Jvp, symbolTable);
 }
 
 //===----------------------------------------------------------------------===//

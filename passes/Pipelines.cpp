@@ -1,4 +1,4 @@
-//===- Pipelines.cpp - named soac pipelines and pass registration ---------===//
+//===- Pipelines.cpp - named soac pipelines -------------------------------===//
 //
 // soac-lower-to-cpu: soac on tensors -> LLVM dialect (+ OpenMP);
 // soac-lower-to-nvvm: soac on tensors -> GPU kernels in NVVM, embedded in a
@@ -7,7 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/Pipelines.h"
+
+#include "passes/AutoDiff/Passes.h"
+#include "passes/Conversion/Passes.h"
+#include "passes/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -243,8 +247,7 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
 
 } // namespace
 
-void soac::registerSoacPasses() {
-  registerSoacGeneratedPasses(); // each pass of Passes.td
+void soac::registerSoacPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "soac-lower-to-cpu",
       "Lower soac programs on tensors to the LLVM dialect for the CPU: "

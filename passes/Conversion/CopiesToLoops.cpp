@@ -8,7 +8,7 @@
 // 1-D buffers is a loop here instead, which LLVM inlines and vectorizes.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -18,7 +18,7 @@
 
 namespace soac {
 #define GEN_PASS_DEF_SOACCOPIESTOLOOPS
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

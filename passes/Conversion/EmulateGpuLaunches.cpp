@@ -4,17 +4,18 @@
 // and threads around a copy of its body (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACEMULATEGPULAUNCHES
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

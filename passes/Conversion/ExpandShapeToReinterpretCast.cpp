@@ -8,16 +8,17 @@
 // source's buffer with the sizes it names and the strides they imply.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACEXPANDSHAPETOREINTERPRETCAST
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -1,5 +1,5 @@
 //===- I1MemRefToLLVM.cpp - memref.load/store of i1 to LLVM ---------------===//
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -9,7 +9,7 @@
 
 namespace soac {
 #define GEN_PASS_DEF_CONVERTI1MEMREFTOLLVM
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

@@ -17,18 +17,24 @@
 // are numbered as in runtime/soac_calls.h.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Conversion/Passes.h"
 
 #include "dialect/SoacOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACLOWERCHECKS
-#include "passes/Passes.h.inc"
+#include "passes/Conversion/Passes.h.inc"
 } // namespace soac
 
 using namespace mlir;

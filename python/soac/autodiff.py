@@ -163,11 +163,10 @@ def _add_wrapper(module: ir.Module, callee, name: str, wrt, scalar_seed: bool, w
     """Appends ``@name`` calling ``soac.vjp @callee`` (with the seed 1.0 for
     grad; with ``width`` lanes of cotangents and gradients)."""
     signature = ir.FunctionType(callee.function_type.value)
-    cotangent_types = [t for t in signature.results for _ in range(width)]
-    inputs = list(signature.inputs) if scalar_seed else list(signature.inputs) + cotangent_types
-    positions = list(range(len(signature.inputs))) if wrt is None else list(wrt)
-    gradient_types = [signature.inputs[i] for i in positions for _ in range(width)]
-    outputs = gradient_types if scalar_seed else list(signature.results) + gradient_types
+    vjp_type = builders.derivative_type("vjp", callee, wrt=wrt, width=width)
+    # grad: the arguments in (the seed is 1.0), the gradients out.
+    inputs = list(signature.inputs) if scalar_seed else list(vjp_type.inputs)
+    outputs = list(vjp_type.results)[len(signature.results) :] if scalar_seed else list(vjp_type.results)
     add_function(module, name, inputs, outputs, lambda args: emit_vjp(callee, args, wrt, scalar_seed, width))
 
 

@@ -32,6 +32,7 @@ from typing import Union
 from mlir import ir
 from mlir.dialects import func
 
+from . import _soac
 from . import dialect as ops
 from .errors import BuildError
 
@@ -193,9 +194,7 @@ def vjp(
     gradient per differentiated argument (all of them unless ``wrt`` is given);
     with ``width`` k (vector mode), k cotangents per result and k gradients per
     differentiated argument, consecutive."""
-    signature = ir.FunctionType(callee.function_type.value)
-    positions = range(len(signature.inputs)) if wrt is None else wrt
-    result_types = list(signature.results) + [signature.inputs[i] for i in positions for _ in range(width)]
+    result_types = list(derivative_type("vjp", callee, wrt=wrt, width=width).results)
     op = ops.VjpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), width=_width(width), loc=loc, ip=ip)
     return _results(op)
 
@@ -212,10 +211,40 @@ def jvp(
     """``soac.jvp @callee(args..., tangents...)``: the callee's results, then one
     tangent per result; with ``width`` k (vector mode), k tangents per
     differentiated argument and per result, consecutive."""
-    signature = ir.FunctionType(callee.function_type.value)
-    result_types = list(signature.results) + [t for t in signature.results for _ in range(width)]
+    result_types = list(derivative_type("jvp", callee, wrt=wrt, width=width).results)
     op = ops.JvpOp(result_types, _symbol(callee), list(operands), wrt=_wrt(wrt), width=_width(width), loc=loc, ip=ip)
     return _results(op)
+
+
+def derivative_type(
+    kind: str, callee: func.FuncOp, *, wrt: Sequence[int] | None = None, width: int = 1
+) -> ir.FunctionType:
+    """The type of ``soac.vjp`` (``kind`` "vjp") or ``soac.jvp`` ("jvp") of
+    ``callee``: vjp ``(args..., cotangents...) -> (results..., gradients...)``,
+    one cotangent per result and one gradient per argument in ``wrt`` (all of
+    them by default); jvp ``(args..., tangents...) -> (results..., tangents...)``,
+    one tangent per argument in ``wrt``, then per result; with ``width`` k,
+    k of each, consecutive. The rule is defined once, in C++
+    (dialect/DerivativeSignature.h), for the verifiers, soac-autodiff and this.
+
+    >>> import soac
+    >>> from soac import builders
+    >>> from mlir import ir
+    >>> from mlir.dialects import arith, func
+    >>> with ir.Context(), ir.Location.unknown():
+    ...     module = ir.Module.create()
+    ...     f32, i64 = ir.F32Type.get(), ir.IntegerType.get_signless(64)
+    ...     with ir.InsertionPoint(module.body):
+    ...         @func.FuncOp.from_py_func(f32, i64)
+    ...         def f(x, n):
+    ...             return arith.mulf(x, x)
+    ...     print(builders.derivative_type("vjp", f.func_op, wrt=[0], width=2))
+    ...     print(builders.derivative_type("jvp", f.func_op, wrt=[0]))
+    (f32, i64, f32, f32) -> (f32, f32, f32)
+    (f32, i64, f32) -> (f32, f32)
+    """
+    signature = ir.FunctionType(callee.function_type.value)
+    return ir.FunctionType(_soac.derivative_type(kind, signature, None if wrt is None else list(wrt), width))
 
 
 def _as_list(values: Values) -> list[ir.Value]:

@@ -63,11 +63,8 @@ def jvp(
         raise Error(f"width must be at least 1, got {width}")
 
     def add_wrapper(copy: ir.Module, callee, name: str) -> None:
-        signature = ir.FunctionType(callee.function_type.value)
-        positions = _positions(signature, wrt)
-        inputs = list(signature.inputs) + [signature.inputs[i] for i in positions for _ in range(width)]
-        outputs = list(signature.results) + [t for t in signature.results for _ in range(width)]
-        add_function(copy, name, inputs, outputs, lambda args: builders.jvp(callee, args, wrt=wrt, width=width))
+        jvp_type = builders.derivative_type("jvp", callee, wrt=wrt, width=width)
+        add_function(copy, name, list(jvp_type.inputs), list(jvp_type.results), lambda args: builders.jvp(callee, args, wrt=wrt, width=width))
 
     derivative = derive(module, function, "jvp", add_wrapper, options)
     if width == 1:
@@ -99,13 +96,15 @@ def hvp(
         gradient_name = _fresh_name(copy, f"{name}_gradient")
         _add_wrapper(copy, callee, gradient_name, wrt, scalar_seed=True)
         gradient = _find_function(copy, gradient_name)
-        vectors = [signature.inputs[i] for i in positions]
+        # The jvp of the gradient: its arguments and one vector per
+        # differentiated argument in, the gradients and H·v out.
+        product = builders.derivative_type("jvp", gradient, wrt=positions)
 
         def body(args):
             values = builders.jvp(gradient, args, wrt=positions)
             return (values if isinstance(values, list) else [values])[len(positions) :]
 
-        add_function(copy, name, list(signature.inputs) + vectors, vectors, body)
+        add_function(copy, name, list(product.inputs), list(product.results)[len(positions) :], body)
 
     return derive(module, function, "hvp", add_wrapper, options, checkpoint_levels)
 

@@ -16,7 +16,7 @@ from mlir.passmanager import PassManager
 import soac
 
 rng = np.random.default_rng(7)
-LIT = (pathlib.Path(__file__).resolve().parents[1] / "Flatten" / "flatten.mlir").read_text()
+LIT = (pathlib.Path(__file__).resolve().parents[1] / "Transforms" / "Flatten" / "flatten.mlir").read_text()
 # The lit cases, by function name (@no_distribute_effects calls an external
 # function the interpreter cannot run).
 CASES = {

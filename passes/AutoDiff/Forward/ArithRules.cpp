@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -1,5 +1,5 @@
 //===- FuncRules.cpp - forward-mode rule of func.call ---------------------===//
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/Partials.h"
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Interfaces/Partials.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/AutoDiff/Builders.h"
-#include "passes/AutoDiff/RuleModel.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "dialect/SoacOps.h"
 

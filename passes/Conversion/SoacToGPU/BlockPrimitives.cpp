@@ -1,7 +1,7 @@
 //===- BlockPrimitives.cpp - warp and block reductions, scans, atomics ----===//
 #include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -1,7 +1,7 @@
 //===- Kernel.cpp - building gpu.launch kernels from SOACs ----------------===//
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 
-#include "passes/Bodies.h"
+#include "passes/Utils/Bodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -1,4 +1,15 @@
 //===- ThreadKernel.cpp - maps over rows as one thread per row ------------===//
+//
+// Longer than the others (about 880 lines) and kept whole: it has one job,
+// the kernel of ThreadKernel.h, in three parts that share private types:
+// the shapes known before the kernel runs (Shapes), the check of what one
+// thread can run (checkThreadBlock, which fills Shapes) and the thread's code
+// (ThreadCode, the closures and views of the body, about 400 lines of one
+// class). Splitting it would put those types in a header that nothing else
+// reads.
+//
+//===----------------------------------------------------------------------===//
+
 #include "passes/Conversion/SoacToGPU/ThreadKernel.h"
 
 #include "passes/Conversion/SoacToGPU/Kernel.h"

@@ -1,11 +1,13 @@
 //===- SoacModule.cpp - the soac Python extension -------------------------===//
 //
-// Registers the soac dialect with the upstream MLIR Python bindings. The
-// bindings hand over C API handles; unwrapping them gives the C++ objects this
-// extension shares with them through libMLIRPythonCAPI.so.
+// Registers the soac dialect with the upstream MLIR Python bindings, and
+// gives Python the signature of derivatives (dialect/DerivativeSignature.h).
+// The bindings hand over C API handles; unwrapping them gives the C++ objects
+// this extension shares with them through libMLIRPythonCAPI.so.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/DerivativeSignature.h"
 #include "dialect/SoacDialect.h"
 #include "passes/Passes.h"
 
@@ -13,7 +15,16 @@
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir/CAPI/IR.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
+
+#include "nanobind/stl/optional.h"
+#include "nanobind/stl/string.h"
+#include "nanobind/stl/vector.h"
+
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace nb = nanobind;
 
@@ -44,4 +55,39 @@ NB_MODULE(_soac, m) {
         unwrap(context)->getOrLoadDialect("soac");
       },
       nb::arg("context"), "Registers and loads the soac dialects in a context.");
+
+  m.def(
+      "derivative_type",
+      [](const std::string &kind, MlirType function,
+         std::optional<std::vector<int64_t>> wrt, int64_t width) {
+        if (kind != "vjp" && kind != "jvp")
+          throw nb::value_error("kind must be \"vjp\" or \"jvp\"");
+        auto type = llvm::dyn_cast<mlir::FunctionType>(unwrap(function));
+        if (!type)
+          throw nb::type_error("expected a FunctionType");
+        std::optional<llvm::ArrayRef<int64_t>> positions;
+        if (wrt)
+          positions = llvm::ArrayRef<int64_t>(*wrt);
+        llvm::SmallVector<int64_t> differentiated =
+            soac::wrtPositions(positions, type.getNumInputs());
+        for (int64_t position : differentiated)
+          if (position < 0 ||
+              position >= static_cast<int64_t>(type.getNumInputs()))
+            throw nb::index_error(
+                ("wrt position " + std::to_string(position) +
+                 " is out of range: the function has " +
+                 std::to_string(type.getNumInputs()) + " arguments")
+                    .c_str());
+        return wrap(mlir::Type(soac::getDerivativeType(
+            kind == "vjp" ? soac::DerivativeKind::Vjp
+                          : soac::DerivativeKind::Jvp,
+            type, differentiated, width)));
+      },
+      nb::arg("kind"), nb::arg("function_type"), nb::arg("wrt").none(),
+      nb::arg("width") = 1,
+      "The type of soac.vjp or soac.jvp (kind) of a function of "
+      "`function_type` with respect to the arguments at `wrt` (None: all) "
+      "with `width` lanes: vjp (args..., width cotangents per result) -> "
+      "(results..., width gradients per wrt argument); jvp (args..., width "
+      "tangents per wrt argument) -> (results..., width tangents per result).");
 }

@@ -1,0 +1,335 @@
+//===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
+#include "passes/AutoDiff/Engine/Loops.h"
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
+#include "passes/Utils/Rows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+
+/// A branch: the return sweep takes the same branch, re-executes it, sweeps
+/// it backwards and yields the adjoints of the values it read from outside.
+LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  // Values read from outside the branches (yielded ones included).
+  SmallVector<Value> free = a.activeFreeValues(op);
+  SmallVector<Type> types = llvm::map_to_vector(
+      free, [&](Value v) { return a.primal(v).getType(); });
+  auto reverse =
+      scf::IfOp::create(b, types, a.primal(op.getCondition()), true, true);
+  for (auto [source, target] : {std::pair{op.thenBlock(), reverse.thenBlock()},
+                                std::pair{op.elseBlock(), reverse.elseBlock()}}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(target);
+    SmallVector<Value> yielded;
+    if (source) {
+      AdjointBuilder scope(b, a.activity(), *source, &a, a.symbolTables(),
+                           /*sparseFreeReads=*/false);
+      scope.reexecute(*source);
+      for (auto [result, value] :
+           llvm::zip(op.getResults(), source->getTerminator()->getOperands()))
+        scope.accumulate(value, a.adjoint(result));
+      if (failed(scope.sweep(*source)))
+        return failure();
+      for (Value value : free) {
+        Value adjoint = scope.outerAdjoints().lookup(value);
+        yielded.push_back(adjoint ? adjoint : a.zerosLike(a.primal(value)));
+      }
+    } else {
+      for (Value value : free)
+        yielded.push_back(a.zerosLike(a.primal(value)));
+    }
+    scf::YieldOp::create(b, yielded);
+  }
+  for (auto [value, adjoint] : llvm::zip(free, reverse.getResults()))
+    a.accumulate(value, adjoint);
+  return success();
+}
+
+namespace {
+
+/// The run of `loop` in the scope's re-executed forward code, when its
+/// results are visible at the builder's insertion point (the return sweep of
+/// the same scope); null otherwise.
+scf::ForOp forwardRun(scf::ForOp loop, AdjointBuilder &a) {
+  if (loop.getNumResults() == 0)
+    return nullptr;
+  auto forward = a.primal(loop.getResult(0)).getDefiningOp<scf::ForOp>();
+  if (!forward || forward == loop ||
+      forward.getNumResults() != loop.getNumResults())
+    return nullptr;
+  for (auto [original, result] :
+       llvm::zip(loop.getResults(), forward.getResults()))
+    if (a.primal(original) != result)
+      return nullptr;
+  ImplicitLocOpBuilder &b = a.builder();
+  Block *insertion = b.getInsertionBlock();
+  if (insertion == forward->getBlock())
+    return b.getInsertionPoint() == insertion->end() ||
+                   forward->isBeforeInBlock(&*b.getInsertionPoint())
+               ? forward
+               : nullptr;
+  Operation *ancestor =
+      forward->getBlock()->findAncestorOpInBlock(*insertion->getParentOp());
+  return ancestor && forward->isBeforeInBlock(ancestor) ? forward : nullptr;
+}
+
+} // namespace
+
+/// A loop keeps one checkpoint per iteration: the loop-carried values at the
+/// start of the iteration (the only tape soac keeps). They are recorded by
+/// the loop's run in the forward code when its results are visible here
+/// (that run is replaced by the recording one), else by a second forward
+/// run. The return sweep runs the iterations backwards; each restores its
+/// checkpoint, re-executes the body forward, then sweeps it backwards,
+/// carrying the adjoints of the loop-carried values and of the values the
+/// body reads from outside.
+LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Block &body = *loop.getBody();
+  scf::ForOp forward = forwardRun(loop, a);
+  OpBuilder::InsertPoint sweepPoint = b.saveInsertionPoint();
+  if (forward)
+    b.setInsertionPoint(forward);
+  Value lb = a.primal(loop.getLowerBound()), ub = a.primal(loop.getUpperBound());
+  Value step = a.primal(loop.getStep());
+  Value trips = tripCount(b, lb, ub, step);
+  SmallVector<Value> inits = llvm::map_to_vector(
+      loop.getInitArgs(), [&](Value v) { return a.primal(v); });
+
+  // Forward again, saving the carried values of every iteration.
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  SmallVector<Value> carried(inits);
+  for (Value init : inits)
+    carried.push_back(emptyRows(b, trips, init));
+  size_t n = inits.size();
+  auto record = scf::ForOp::create(
+      b, zero, trips, one, carried,
+      [&](OpBuilder &nested, Location loc, Value k, ValueRange state) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> saved;
+        for (auto [value, store] : llvm::zip(state.take_front(n), state.drop_front(n)))
+          saved.push_back(insertRow(ib, value, store, k));
+        SmallVector<Value> args{inductionValue(ib, lb, step, k)};
+        llvm::append_range(args, state.take_front(n));
+        SmallVector<Value> next = a.cloneBlock(ib, body, args);
+        llvm::append_range(next, saved);
+        scf::YieldOp::create(ib, next);
+      });
+  SmallVector<Value> checkpoints =
+      llvm::to_vector_of<Value>(record.getResults().drop_front(n));
+  if (forward) {
+    for (auto [original, recorded] :
+         llvm::zip(loop.getResults(), record.getResults().take_front(n)))
+      a.mapPrimal(original, recorded);
+    forward->replaceAllUsesWith(record.getResults().take_front(n));
+    forward->erase();
+    b.restoreInsertionPoint(sweepPoint);
+  }
+
+  // Backwards: the adjoints of the active carried values, then of the free
+  // values the body reads.
+  SmallVector<unsigned> activeCarried;
+  for (auto [j, arg] : llvm::enumerate(loop.getRegionIterArgs()))
+    if (a.isActive(arg))
+      activeCarried.push_back(j);
+  SmallVector<Value> free = a.activeFreeValues(loop);
+  SmallVector<Value> adjoints;
+  for (unsigned j : activeCarried)
+    adjoints.push_back(a.adjointOrZero(loop.getResult(j)));
+  for (Value value : free)
+    adjoints.push_back(a.zerosLike(a.primal(value)));
+
+  bool failedSweep = false;
+  auto reverse = scf::ForOp::create(
+      b, zero, trips, one, adjoints,
+      [&](OpBuilder &nested, Location loc, Value step_, ValueRange state) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value last = arith::SubIOp::create(ib, trips, one);
+        Value k = arith::SubIOp::create(ib, last, step_);
+        Value iv = inductionValue(ib, lb, step, k);
+        AdjointBuilder scope(ib, a.activity(), body, &a, a.symbolTables(),
+                             /*sparseFreeReads=*/false);
+        scope.mapPrimal(loop.getInductionVar(), iv);
+        for (auto [arg, store] : llvm::zip(loop.getRegionIterArgs(), checkpoints))
+          scope.mapPrimal(arg, extractRow(ib, store, k));
+        scope.reexecute(body);
+        Operation *yield = body.getTerminator();
+        for (auto [position, j] : llvm::enumerate(activeCarried))
+          scope.accumulate(yield->getOperand(j), state[position]);
+        // Free values accumulate into their carried adjoints, in place.
+        for (auto [position, value] : llvm::enumerate(free))
+          scope.seedOuterAdjoint(value, state[activeCarried.size() + position]);
+        SmallVector<Value> next;
+        if (failed(scope.sweep(body))) {
+          failedSweep = true;
+          next.assign(state.begin(), state.end());
+        } else {
+          for (unsigned j : activeCarried)
+            next.push_back(scope.adjointOrZero(loop.getRegionIterArgs()[j]));
+          for (Value value : free)
+            next.push_back(scope.outerAdjoints().lookup(value));
+        }
+        scf::YieldOp::create(ib, next);
+      });
+  if (failedSweep)
+    return failure();
+  for (auto [position, j] : llvm::enumerate(activeCarried))
+    a.accumulate(loop.getInitArgs()[j], reverse.getResult(position));
+  for (auto [position, value] : llvm::enumerate(free))
+    a.accumulate(value, reverse.getResult(activeCarried.size() + position));
+  return success();
+}
+
+/// A while loop: count its iterations, then run it again as a for loop that
+/// saves the carried values before each test (one checkpoint per iteration,
+/// and one for the final test), and sweep it backwards: the final test, then
+/// each iteration's body and test, restored and re-executed.
+LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Block &before = loop.getBefore().front(), &after = loop.getAfter().front();
+  auto condition = cast<scf::ConditionOp>(before.getTerminator());
+  SmallVector<Value> inits = llvm::map_to_vector(
+      loop.getInits(), [&](Value v) { return a.primal(v); });
+  size_t n = inits.size();
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+
+  // How many times the body runs.
+  SmallVector<Value> counted(inits);
+  counted.push_back(zero);
+  SmallVector<Type> countedTypes(ValueRange(counted).getTypes());
+  auto count = scf::WhileOp::create(b, countedTypes, counted);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *test = b.createBlock(&count.getBefore(), {}, countedTypes,
+                                SmallVector<Location>(n + 1, b.getLoc()));
+    SmallVector<Value> tested =
+        a.cloneBlock(b, before, test->getArguments().take_front(n));
+    SmallVector<Value> forwarded(ArrayRef<Value>(tested).drop_front());
+    forwarded.push_back(test->getArgument(n));
+    scf::ConditionOp::create(b, tested[0], forwarded);
+    SmallVector<Type> forwardedTypes(ValueRange(forwarded).getTypes());
+    Block *step = b.createBlock(&count.getAfter(), {}, forwardedTypes,
+                                SmallVector<Location>(forwardedTypes.size(), b.getLoc()));
+    SmallVector<Value> next = a.cloneBlock(
+        b, after, step->getArguments().drop_back());
+    next.push_back(arith::AddIOp::create(b, step->getArguments().back(), one));
+    scf::YieldOp::create(b, next);
+  }
+  Value trips = count.getResults().back();
+  Value tests = arith::AddIOp::create(b, trips, one);
+
+  // Checkpoints of the carried values before each of the trips + 1 tests.
+  SmallVector<Value> recordState(inits);
+  for (Value init : inits)
+    recordState.push_back(emptyRows(b, tests, init));
+  auto record = scf::ForOp::create(
+      b, zero, tests, one, recordState,
+      [&](OpBuilder &nested, Location loc, Value k, ValueRange state) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> next;
+        SmallVector<Value> saved;
+        for (auto [value, store] : llvm::zip(state.take_front(n), state.drop_front(n)))
+          saved.push_back(insertRow(ib, value, store, k));
+        Value last = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, k, trips);
+        auto iterate = scf::IfOp::create(ib, TypeRange(state.take_front(n)), last, true, true);
+        {
+          OpBuilder::InsertionGuard guard(ib);
+          ib.setInsertionPointToStart(iterate.thenBlock());
+          scf::YieldOp::create(ib, state.take_front(n));
+          ib.setInsertionPointToStart(iterate.elseBlock());
+          SmallVector<Value> tested = a.cloneBlock(ib, before, state.take_front(n));
+          scf::YieldOp::create(
+              ib, a.cloneBlock(ib, after, ArrayRef<Value>(tested).drop_front()));
+        }
+        llvm::append_range(next, iterate.getResults());
+        llvm::append_range(next, saved);
+        scf::YieldOp::create(ib, next);
+      });
+  SmallVector<Value> checkpoints =
+      llvm::to_vector_of<Value>(record.getResults().drop_front(n));
+
+  SmallVector<Value> free = a.activeFreeValues(loop);
+  bool failedSweep = false;
+  /// Sweeps `block` (re-executed with `args`), seeding its terminator's
+  /// operands from `seeds` (positions `first`...); returns the adjoints of
+  /// its arguments and updates the free values' accumulators `freeAdjoints`.
+  auto sweepBlock = [&](ImplicitLocOpBuilder &ib, Block &block, ValueRange args,
+                        unsigned first, ValueRange seeds,
+                        SmallVector<Value> &freeAdjoints) {
+    AdjointBuilder scope(ib, a.activity(), block, &a, a.symbolTables(),
+                         /*sparseFreeReads=*/false);
+    for (auto [arg, value] : llvm::zip(block.getArguments(), args))
+      scope.mapPrimal(arg, value);
+    scope.reexecute(block);
+    Operation *terminator = block.getTerminator();
+    for (auto [position, seed] : llvm::enumerate(seeds))
+      scope.accumulate(terminator->getOperand(first + position), seed);
+    for (auto [value, adjoint] : llvm::zip(free, freeAdjoints))
+      scope.seedOuterAdjoint(value, adjoint);
+    if (failed(scope.sweep(block)))
+      failedSweep = true;
+    for (auto [value, adjoint] : llvm::zip(free, freeAdjoints))
+      adjoint = scope.outerAdjoints().lookup(value);
+    return llvm::map_to_vector(block.getArguments(), [&](Value arg) {
+      return scope.adjointOrZero(arg);
+    });
+  };
+
+  // The final test: the results are the values it forwards.
+  SmallVector<Value> freeAdjoints = llvm::map_to_vector(
+      free, [&](Value v) { return a.zerosLike(a.primal(v)); });
+  SmallVector<Value> resultSeeds = llvm::map_to_vector(
+      loop.getResults(), [&](Value r) { return a.adjointOrZero(r); });
+  SmallVector<Value> finalState = llvm::map_to_vector(
+      checkpoints, [&](Value store) { return extractRow(b, store, trips); });
+  SmallVector<Value> carried =
+      sweepBlock(b, before, finalState, 1, resultSeeds, freeAdjoints);
+  if (failedSweep)
+    return failure();
+
+  // Each iteration backwards: its body, then its test.
+  SmallVector<Value> state(carried);
+  llvm::append_range(state, freeAdjoints);
+  auto reverse = scf::ForOp::create(
+      b, zero, trips, one, state,
+      [&](OpBuilder &nested, Location loc, Value step, ValueRange adjoints) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value k = arith::SubIOp::create(
+            ib, arith::SubIOp::create(ib, trips, one), step);
+        SmallVector<Value> restored = llvm::map_to_vector(
+            checkpoints, [&](Value store) { return extractRow(ib, store, k); });
+        SmallVector<Value> tested = a.cloneBlock(ib, before, restored);
+        SmallVector<Value> freeState(adjoints.drop_front(n));
+        SmallVector<Value> forwarded = sweepBlock(
+            ib, after, ArrayRef<Value>(tested).drop_front(), 0,
+            adjoints.take_front(n), freeState);
+        SmallVector<Value> previous =
+            sweepBlock(ib, before, restored, 1, forwarded, freeState);
+        llvm::append_range(previous, freeState);
+        scf::YieldOp::create(ib, previous);
+      });
+  if (failedSweep)
+    return failure();
+  for (auto [init, adjoint] : llvm::zip(loop.getInits(), reverse.getResults()))
+    if (a.isActive(init))
+      a.accumulate(init, adjoint);
+  for (auto [value, adjoint] :
+       llvm::zip(free, reverse.getResults().drop_front(n)))
+    a.accumulate(value, adjoint);
+  return success();
+}
+
+void registerSCFRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, scf::SCFDialect *) {
+    attachRules<scf::IfOp, scf::ForOp, scf::WhileOp>(context);
+  });
+}
+
+} // namespace soac::autodiff

@@ -1,0 +1,48 @@
+//===- SoacRules.h - reverse-mode rules of the SOACs ------------*- C++ -*-===//
+//
+// The reverse rules of the SOACs, one file per op family:
+//
+//   SoacMapRules.cpp      soac.map (and how a map re-executes, keeping
+//                         residuals for its adjoint)
+//   SoacReduceRules.cpp   soac.reduce
+//   SoacScanRules.cpp     soac.scan
+//   SoacScatterRules.cpp  soac.scatter, soac.reduce_by_index
+//
+// SoacRules.cpp attaches them (registerSoacRules) and defines the helpers
+// below, which several of them use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_AUTODIFF_REVERSE_SOACRULES_H
+#define SOAC_PASSES_AUTODIFF_REVERSE_SOACRULES_H
+
+#include "passes/AutoDiff/Interfaces/RuleModel.h"
+
+#include "dialect/SoacOps.h"
+
+namespace soac::autodiff {
+
+mlir::LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a);
+mlir::LogicalResult reverseOf(ScanOp scan, AdjointBuilder &a);
+mlir::LogicalResult reverseOf(ScatterOp scatter, AdjointBuilder &a);
+mlir::LogicalResult reverseOf(ReduceByIndexOp histogram, AdjointBuilder &a);
+
+/// Attaches the reverse rule of soac.map, which also says how a map
+/// re-executes (SoacMapRules.cpp).
+void attachMapRule(mlir::MLIRContext *context);
+
+/// Adds to `original`'s adjoint the sum over rows of `perRow`.
+void accumulateRowSum(AdjointBuilder &a, mlir::Value original,
+                      mlir::Value perRow);
+
+/// How one component of an operator combines its accumulator and its value.
+enum class Combine { Add, Mul, Max, Min, Other };
+
+/// How component `j` of an operator region (2k arguments, k yields)
+/// combines: yield #j must be one recognized op applied to exactly
+/// (accumulator j, value j).
+Combine componentKind(mlir::Region &region, unsigned j);
+
+} // namespace soac::autodiff
+
+#endif // SOAC_PASSES_AUTODIFF_REVERSE_SOACRULES_H

@@ -1,0 +1,227 @@
+//===- SoacScanRules.cpp - the reverse rule of soac.scan ------------------===//
+//
+// + : x̄ is the reversed suffix sum of ȳ; any other associative operator:
+// the Jacobians of the operator per row and a reversed scan of composed
+// affine maps (reverseGeneralScan).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/AutoDiff/Reverse/SoacRules.h"
+
+#include "passes/AutoDiff/Interfaces/Builders.h"
+#include "passes/Utils/Rows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+namespace {
+
+/// The rows of `tensor` in reverse order (a map gathering row n-1-i).
+Value reverseRows(ImplicitLocOpBuilder &b, Value tensor, Value iota, Value last) {
+  return buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange i) {
+    Value mirror = arith::SubIOp::create(ib, last, i[0]);
+    return SmallVector<Value>{extractRow(ib, tensor, mirror)};
+  })[0];
+}
+
+/// Any associative operator on k scalars: y_i = y_{i-1} ⊙ x_i. With the
+/// Jacobians C_i = ∂y_i/∂y_{i-1} and G_i = ∂y_i/∂x_i (pull-backs of the
+/// operator at each row, one per component), the adjoint of y_i is
+/// λ_i = ȳ_i + C_{i+1}ᵀ λ_{i+1}: a linear recurrence, solved by a scan of
+/// composed affine maps (k·k + k scalars) over the reversed rows; then
+/// x̄_i = G_iᵀ λ_i and the init's adjoint is C_0ᵀ λ_0.
+LogicalResult reverseGeneralScan(ScanOp scan, AdjointBuilder &a, Value iota,
+                                 Value n, Value last) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Block &op = scan.getBody().front();
+  unsigned k = scan.getInits().size();
+  if (llvm::any_of(scan.getInits().getTypes(), llvm::IsaPred<RankedTensorType>) ||
+      !a.activeFreeValues(scan).empty())
+    return scan.emitOpError()
+           << "has an operator whose reverse-mode rule is not implemented yet: "
+              "supported are + (any rows, per component) and any associative "
+              "operator on scalars";
+  SmallVector<Value> xs = a.primals(scan.getInputs());
+  SmallVector<Value> ys = llvm::map_to_vector(
+      scan.getResults(), [&](Value r) { return a.primal(r); });
+  SmallVector<Value> inits = a.primals(scan.getInits());
+  SmallVector<Value> bars;
+  for (auto [result, init] : llvm::zip(scan.getResults(), inits))
+    bars.push_back(a.adjoint(result) ? a.adjoint(result)
+                                     : buildMap(b, iota, [&](ImplicitLocOpBuilder &,
+                                                             ValueRange) {
+                                         return SmallVector<Value>{a.zerosLike(init)};
+                                       })[0]);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto constant = [&](ImplicitLocOpBuilder &ib, unsigned component, double value) {
+    return floatConstant(ib, inits[component].getType(), value);
+  };
+
+  // Per row: C (k·k, row-major: C[m·k + l] = ∂y_m/∂y_prev_l), then G (k·k).
+  bool failedSweep = false;
+  SmallVector<Value> inputs{iota};
+  llvm::append_range(inputs, xs);
+  SmallVector<Value> jacobians = buildMap(
+      b, inputs, [&](ImplicitLocOpBuilder &ib, ValueRange row) {
+        Value first = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, row[0], zero);
+        Value before = arith::SelectOp::create(ib, first, zero,
+                                               arith::SubIOp::create(ib, row[0], one));
+        SmallVector<Value> args;
+        for (unsigned l = 0; l < k; ++l)
+          args.push_back(arith::SelectOp::create(ib, first, inits[l],
+                                                 extractRow(ib, ys[l], before)));
+        llvm::append_range(args, row.drop_front());
+        SmallVector<Value> c(k * k), g(k * k);
+        for (unsigned m = 0; m < k; ++m) {
+          SmallVector<Value> seeds;
+          for (unsigned l = 0; l < k; ++l)
+            seeds.push_back(constant(ib, l, l == m ? 1.0 : 0.0));
+          FailureOr<SmallVector<Value>> pulled = a.pullBack(ib, op, args, seeds);
+          if (failed(pulled)) {
+            failedSweep = true;
+            return SmallVector<Value>(2 * k * k, args.front());
+          }
+          for (unsigned l = 0; l < k; ++l) {
+            c[m * k + l] = (*pulled)[l];
+            g[m * k + l] = (*pulled)[k + l];
+          }
+        }
+        llvm::append_range(c, g);
+        return c;
+      });
+  if (failedSweep)
+    return failure();
+  ArrayRef<Value> C = ArrayRef<Value>(jacobians).take_front(k * k);
+  ArrayRef<Value> G = ArrayRef<Value>(jacobians).drop_front(k * k);
+
+  // u_j = λ_{n-1-j} = A_j u_{j-1} + b_j with A_j = C_{n-j}ᵀ (identity at j = 0)
+  // and b_j = ȳ_{n-1-j}, as k·k + k scalars per row.
+  SmallVector<Value> affine = buildMap(b, iota, [&](ImplicitLocOpBuilder &ib, ValueRange j) {
+    Value start = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, j[0], zero);
+    Value from = arith::SelectOp::create(ib, start, zero, arith::SubIOp::create(ib, n, j[0]));
+    Value mirror = arith::SubIOp::create(ib, last, j[0]);
+    SmallVector<Value> values;
+    for (unsigned m = 0; m < k; ++m)
+      for (unsigned l = 0; l < k; ++l) // A[m][l] = C[l][m]
+        values.push_back(arith::SelectOp::create(
+            ib, start, constant(ib, m, m == l ? 1.0 : 0.0), extractRow(ib, C[l * k + m], from)));
+    for (unsigned m = 0; m < k; ++m)
+      values.push_back(extractRow(ib, bars[m], mirror));
+    return values;
+  });
+  SmallVector<Value> identity;
+  for (unsigned m = 0; m < k; ++m)
+    for (unsigned l = 0; l < k; ++l)
+      identity.push_back(constant(b, m, m == l ? 1.0 : 0.0));
+  for (unsigned m = 0; m < k; ++m)
+    identity.push_back(constant(b, m, 0.0));
+  SmallVector<Value> composed = buildScan(
+      b, affine, identity, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
+        // (A1, b1) then (A2, b2): u -> A2 (A1 u + b1) + b2
+        unsigned size = k * k + k;
+        auto A1 = [&](unsigned m, unsigned l) { return v[m * k + l]; };
+        auto A2 = [&](unsigned m, unsigned l) { return v[size + m * k + l]; };
+        auto B1 = [&](unsigned m) { return v[k * k + m]; };
+        auto B2 = [&](unsigned m) { return v[size + k * k + m]; };
+        SmallVector<Value> out;
+        for (unsigned m = 0; m < k; ++m)
+          for (unsigned l = 0; l < k; ++l) {
+            Value sum = arith::MulFOp::create(ib, A2(m, 0), A1(0, l));
+            for (unsigned p = 1; p < k; ++p)
+              sum = arith::AddFOp::create(ib, sum, arith::MulFOp::create(ib, A2(m, p), A1(p, l)));
+            out.push_back(sum);
+          }
+        for (unsigned m = 0; m < k; ++m) {
+          Value sum = B2(m);
+          for (unsigned p = 0; p < k; ++p)
+            sum = arith::AddFOp::create(ib, sum, arith::MulFOp::create(ib, A2(m, p), B1(p)));
+          out.push_back(sum);
+        }
+        return out;
+      });
+  SmallVector<Value> lambdas = llvm::map_to_vector(
+      ArrayRef<Value>(composed).drop_front(k * k),
+      [&](Value u) { return reverseRows(b, u, iota, last); });
+
+  // x̄_i,l = Σ_m G_i[m][l] λ_i,m
+  SmallVector<Value> perRowInputs(lambdas);
+  llvm::append_range(perRowInputs, G);
+  SmallVector<Value> xBars = buildMap(b, perRowInputs, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
+    SmallVector<Value> out;
+    for (unsigned l = 0; l < k; ++l) {
+      Value sum = arith::MulFOp::create(ib, v[k + l], v[0]);
+      for (unsigned m = 1; m < k; ++m)
+        sum = arith::AddFOp::create(ib, sum, arith::MulFOp::create(ib, v[k + m * k + l], v[m]));
+      out.push_back(sum);
+    }
+    return out;
+  });
+  for (auto [x, xBar] : llvm::zip(scan.getInputs(), xBars))
+    a.accumulate(x, xBar);
+
+  // init̄_l = Σ_m C_0[m][l] λ_0,m (nothing for an empty scan)
+  if (llvm::any_of(scan.getInits(), [&](Value init) { return a.isActive(init); })) {
+    Value nonEmpty = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
+    SmallVector<Type> types(ValueRange(inits).getTypes());
+    auto initAdjoint = scf::IfOp::create(b, types, nonEmpty, true, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(initAdjoint.thenBlock());
+    SmallVector<Value> out;
+    for (unsigned l = 0; l < k; ++l) {
+      Value sum = arith::MulFOp::create(b, extractRow(b, C[l], zero), extractRow(b, lambdas[0], zero));
+      for (unsigned m = 1; m < k; ++m)
+        sum = arith::AddFOp::create(b, sum, arith::MulFOp::create(b, extractRow(b, C[m * k + l], zero),
+                                                                  extractRow(b, lambdas[m], zero)));
+      out.push_back(sum);
+    }
+    scf::YieldOp::create(b, out);
+    b.setInsertionPointToStart(initAdjoint.elseBlock());
+    scf::YieldOp::create(b, llvm::map_to_vector(inits, [&](Value init) { return a.zerosLike(init); }));
+    b.setInsertionPointAfter(initAdjoint);
+    for (auto [init, adjoint] : llvm::zip(scan.getInits(), initAdjoint.getResults()))
+      a.accumulate(init, adjoint);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult reverseOf(ScanOp scan, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  Value some = nullptr;
+  for (Value result : scan.getResults())
+    if (a.adjoint(result))
+      some = result;
+  Value n = outerSize(b, a.primal(some ? some : scan.getResult(0)));
+  Value last = arith::SubIOp::create(b, n, arith::ConstantIndexOp::create(b, 1));
+  auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
+  Value iota = IotaOp::create(b, indexTensor, n);
+  bool allAdd = true;
+  for (unsigned j = 0; j < scan.getInits().size(); ++j)
+    allAdd &= componentKind(scan.getBody(), j) == Combine::Add;
+  for (unsigned j = 0; j < scan.getInits().size(); ++j) {
+    Value bar = a.adjoint(scan.getResult(j));
+    Value x = scan.getInputs()[j];
+    if (!bar || (!a.isActive(x) && !a.isActive(scan.getInits()[j])))
+      continue;
+    if (!allAdd)
+      return reverseGeneralScan(scan, a, iota, n, last);
+    // x̄[i] = Σ_{k >= i} ȳ[k]: a scan of ȳ reversed, reversed back; the
+    // init took part in every row.
+    Value zero = a.zerosLike(a.primal(scan.getInits()[j]));
+    Value sums = buildScan(b, reverseRows(b, bar, iota, last), zero,
+                           [](ImplicitLocOpBuilder &ib, ValueRange v) -> SmallVector<Value> {
+                             return {buildAdd(ib, v[0], v[1])};
+                           })[0];
+    a.accumulate(x, reverseRows(b, sums, iota, last));
+    accumulateRowSum(a, scan.getInits()[j], bar);
+  }
+  return success();
+}
+
+} // namespace soac::autodiff

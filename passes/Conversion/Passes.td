@@ -1,0 +1,293 @@
+//===- Passes.td - soac conversions ------------------------*- tablegen -*-===//
+//
+// soac ops to loops (convert-soac-to-loops) or GPU kernels
+// (convert-soac-to-gpu), and the passes the pipelines run on the way to the
+// LLVM dialect. One file, or one folder, per pass, named after it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_CONVERSION_PASSES_TD
+#define SOAC_PASSES_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
+  let summary = "Lower soac ops on tensors to linalg.generic, scf loops and tensor ops";
+  let description = [{
+    Replaces every soac op by loops on tensors that one-shot bufferization
+    turns into loops on buffers:
+
+    - `soac.map` with scalar rows and `soac.iota` become a parallel
+      `linalg.generic` over the outer dimension whose body reads the rows
+      with `tensor.extract` / `tensor.extract_slice` at `linalg.index 0`; a map
+      yielding tensor rows becomes an `scf.forall` writing each row with
+      `tensor.parallel_insert_slice`.
+    - `soac.reduce` with scalar operands splits the input into `num-chunks`
+      contiguous chunks folded in parallel (a `linalg.generic` over chunks
+      around an `scf.for`), then folds the chunk results in order. With
+      tensor accumulators, every chunk starts from a copy of the neutral
+      elements, so there are at most as many chunks as threads.
+    - Each parallel form is chosen at run time, when there is enough work
+      (16384 elements) and more than one thread (`omp_get_max_threads`, which
+      the pass declares); otherwise a sequential loop runs. With
+      `openmp=false`, only sequential loops are emitted.
+    - `tensor.splat` in a loop becomes a fill of one tensor, chosen the
+      same way (`linalg.fill` or a sequential loop); per row of a SOAC, a
+      sequential loop. Other splats are left to bufferization.
+    - `soac.scan` with scalar operands: chunk totals in parallel, an exclusive
+      scan of the totals, then each chunk rescanned from its offset in
+      parallel (an `scf.forall`).
+    - `soac.scatter` and `soac.reduce_by_index` are sequential `scf.for` loops
+      with bounds checks (out-of-range indices are skipped).
+    - A SOAC nested in another SOAC's body is lowered to sequential loops: the
+      outer op already provides the parallelism.
+    - Operands whose outer sizes may differ at run time are compared with
+      `cf.assert`: a mismatch stops the program with a message naming the op.
+
+    Fusion: a `soac.map` whose results are only read, row by row, by one
+    SOAC in the same block is not materialized; its body is recomputed where
+    the consumer reads a row. So `reduce (+) (map f xs)` is one pass over
+    `xs`, and chains of maps become one loop. The patterns of
+    `soac-fuse-maps` run first, so that a map read by several maps (or
+    reduces) fuses into their merged op instead of being materialized. A map
+    that becomes a sequential loop (per row of an enclosing SOAC) also folds
+    a `soac.reduce` that alone reads some of its results (a redomap with map
+    outputs): those rows are not stored.
+
+    SOACs are lowered from the outside in: a nested SOAC is lowered once its
+    enclosing SOAC's body has been cloned into loops, where it may update a
+    loop-carried tensor in place. A map computes a result in the tensor of
+    a loop-carried input of the same shape that only it reads: the operator `map (+) acc row` of a reduce over tensor
+    rows adds into the accumulator instead of allocating a new one per row.
+
+    ```mlir
+    // before
+    %s = soac.reduce ins(%x : tensor<?xf32>) init(%zero : f32) -> f32 { ... }
+    // after (sketch)
+    %partials = linalg.generic ... outs(%empty : tensor<64xf32>) {
+      %c = linalg.index 0 : index
+      %acc = scf.for %i = %lo to %hi step %c1 iter_args(%a = %zero) -> (f32) { ... }
+      linalg.yield %acc : f32
+    } -> tensor<64xf32>
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%a = %zero) -> (f32) { ... }
+    ```
+  }];
+  let options = [
+    Option<"numChunks", "num-chunks", "int64_t", /*default=*/"64",
+           "Number of chunks a top-level reduce or scan is split into for parallel execution (a reduce with tensor accumulators: at most one per thread)">,
+    Option<"openmp", "openmp", "bool", /*default=*/"true",
+           "Parallel loops run on OpenMP threads: each is chosen at run time only when omp_get_max_threads() is above 1. false: sequential loops only, for code that runs without an OpenMP runtime">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::func::FuncDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
+  ];
+}
+
+def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower soac ops on tensors to GPU kernels (gpu.launch on buffers)";
+  let description = [{
+    Every SOAC that is not nested in another SOAC becomes one or more
+    `gpu.launch` kernels of 256 threads per block. The function around them
+    stays on tensors: a kernel reads the tensors it needs through
+    `bufferization.to_buffer` and writes new buffers that
+    `bufferization.to_tensor` hands back, so one-shot bufferization lowers
+    the rest as usual.
+
+    - `soac.map` and `soac.iota`: one thread per row.
+    - `soac.reduce`: up to 1024 blocks each fold a share of the rows
+      (interleaved, so that a warp reads contiguous memory, when the operator
+      is one commutative op; otherwise contiguous ranges, which keeps any
+      associative operator correct), combine their threads' values by warp
+      shuffles and workgroup memory, and one block combines the blocks'
+      results.
+    - `soac.scan`: each thread folds a contiguous range of rows (kept) and
+      each block totals them, one block scans the block totals, then each
+      thread rescans its rows from its offset.
+    - `soac.scatter`: a copy of `dest`, then one thread per index and row
+      element (out-of-range indices skipped).
+    - `soac.reduce_by_index`: a copy of `dest`, then one atomic per value:
+      `atomicrmw` when the operator is one op the hardware has (addf, addi,
+      min/max of integers, and, or), else a compare-and-swap loop around the
+      operator (32- and 64-bit values).
+    - A map whose rows only one SOAC reads is recomputed in that SOAC's
+      kernel: `reduce (+) (map f xs)` is one pass over `xs`.
+
+    - A map over rows, or whose body holds SOACs, runs one block per row;
+      a map nested deeper runs one thread per row, which runs the body
+      sequentially with the tensors it computes recomputed where read.
+    - A reduce or reduce_by_index of vector rows combined elementwise is a
+      fold per element (a column reduce, one atomic per element).
+
+    What the kernels cannot run (scans nested deeper than one block, a
+    reduce_by_index with several values per index, shapes that depend on
+    data) is an error at its location.
+
+    ```mlir
+    // before
+    %y = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> { ... }
+    // after (sketch)
+    %xb = bufferization.to_buffer %x read_only : ...
+    %yb = memref.alloc(%n) : memref<?xf32>
+    gpu.launch blocks(%b, %1, %2) in (%gx = %blocks, ...) threads(%t, ...) in (%bx = %c256, ...) {
+      ... %v = memref.load %xb[%i] ... memref.store %r, %yb[%i] ...
+    }
+    %y = bufferization.to_tensor %yb restrict writable : memref<?xf32> to tensor<?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::gpu::GPUDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
+def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
+  let summary = "Turn copies between 1-D buffers into loops";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` to a memcpy only when
+    both buffers have the identity layout; any other copy (a row of a 2-D
+    buffer, a subview at a dynamic offset) becomes a call of the generic
+    `memrefCopy`, which walks the strides element by element. The
+    checkpoints of a gradient's loops copy one short row per iteration that
+    way. This pass rewrites every copy between 1-D buffers into an `scf.for`
+    of loads and stores, which LLVM inlines and vectorizes; other copies are
+    left alone. The CPU pipeline runs it after deallocation.
+
+    ```mlir
+    // before
+    memref.copy %row, %slot : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+    // after
+    %n = memref.dim %row, %c0 : memref<?xf64>
+    scf.for %i = %c0 to %n step %c1 {
+      %v = memref.load %row[%i] : memref<?xf64>
+      memref.store %v, %slot[%i] : memref<?xf64, strided<[1], offset: ?>>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect",
+  ];
+}
+
+def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
+  let summary = "Lower run-time checks to calls of soac's runtime, which stop the call instead of the process";
+  let description = [{
+    Turns the run-time checks of host code into calls of soac's CPU runtime
+    when they fail, instead of aborting (`convert-cf-to-llvm` lowers a
+    failed `cf.assert` to an abort, which takes a Python interpreter down
+    with it):
+
+    - `cf.assert` (the outer sizes of a SOAC's operands);
+    - `soac.check_index` (an index against a size; the message gives both);
+    - every `memref.alloc`: its size in bytes must not overflow (nor exceed
+      2^62), and the allocation must succeed (the runtime's allocation
+      function returns null when malloc fails).
+
+    On the calling thread, `soac_report_error(kind, format, a, b)` stops the
+    call made through `soac_call_checked` (Python raises a
+    `soac.runtime.abi.ExecutionError`), and the runtime frees every buffer
+    the call had allocated. Inside a parallel loop (`omp.parallel`,
+    `scf.parallel`), or in a private function that one may call, the other
+    threads cannot be stopped: `soac_record_error` records the first
+    failure, and the rest of the check's block is skipped (the values it
+    yields are zeros), so that nothing out of bounds runs. Each
+    `omp.parallel` tells the runtime which call its threads work for
+    (`soac_parallel_enter`/`exit`), and the call stops after the region
+    (`soac_parallel_check`). Checks inside GPU kernels become `cf.assert`s,
+    which trap the kernel. The CPU pipeline runs this pass after the
+    conversion to OpenMP. With `report-to-runtime=false` (code whose runtime
+    has no checked calls: the GPU pipeline's host code) every
+    `soac.check_index` becomes a `cf.assert` and nothing else changes.
+
+    ```mlir
+    // before
+    %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
+    // after (host code)
+    %ok = arith.cmpi ult, %k, %n : index
+    %failed = arith.xori %ok, %true : i1
+    scf.if %failed {
+      %format = llvm.mlir.addressof @soac_check_0 : !llvm.ptr
+      llvm.call @soac_report_error(%kind, %format, %k64, %n64) : (i32, !llvm.ptr, i64, i64) -> ()
+    }
+    ```
+  }];
+  let options = [
+    Option<"reportToRuntime", "report-to-runtime", "bool", "true",
+           "Call soac's runtime when a check fails (false: checks of "
+           "indices become cf.asserts)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect",
+  ];
+}
+
+def SoacExpandShapeToReinterpretCast
+    : Pass<"soac-expand-shape-to-reinterpret-cast"> {
+  let summary = "Rewrite memref.expand_shape with several dynamic sizes in a group into memref.reinterpret_cast";
+  let description = [{
+    `expand-strided-metadata` in MLIR 22.1 asserts on a `memref.expand_shape`
+    whose reassociation group has more than one dynamic size (it recomputes
+    the dynamic size from the source instead of reading `output_shape`). This
+    pass, run before it, rewrites such an op into the view it describes: a
+    `memref.reinterpret_cast` of the source's base buffer with the sizes
+    `output_shape` names and the strides they imply.
+
+    ```mlir
+    %e = memref.expand_shape %m [[0, 1]] output_shape [%a, %b]
+        : memref<?xf32> into memref<?x?xf32>
+    // becomes
+    %base, %offset, %size, %stride = memref.extract_strided_metadata %m
+        : memref<?xf32> -> memref<f32>, index, index, index
+    %s0 = arith.muli %stride, %b : index
+    %e = memref.reinterpret_cast %base to offset: [0], sizes: [%a, %b],
+        strides: [%s0, 1] : memref<f32> to memref<?x?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+  ];
+}
+
+def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
+  let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
+  let description = [{
+    `finalize-memref-to-llvm` in MLIR 22.1 asserts on loads and stores of
+    element types narrower than a byte. soac keeps booleans one per byte (as
+    numpy does), so this pass lowers `memref.load` and `memref.store` of `i1`
+    itself, before `finalize-memref-to-llvm`: the address comes from the memref
+    descriptor, and `llvm.load`/`llvm.store` of `i1` access one byte. The
+    memref operand is bridged with `unrealized_conversion_cast`, which
+    `reconcile-unrealized-casts` removes at the end of the pipeline. It runs
+    on host modules and on GPU kernel modules (before convert-gpu-to-nvvm,
+    which asserts the same way).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp"> {
+  let summary = "Run gpu.launch kernels as sequential loops on the CPU (to check kernels without a GPU)";
+  let description = [{
+    Replaces each `gpu.launch` by loops over its blocks and, inside, over
+    its threads, that run the kernel's body one thread after the other. The
+    result is a CPU program computing what the kernel computes, so that the
+    code `convert-soac-to-gpu` generates can be compared with the
+    interpreter on machines without a GPU: pass it to `soac-lower-to-cpu`
+    after `convert-soac-to-gpu`.
+
+    Running threads one after the other is one of the orders a GPU may run
+    them in, so it is faithful for kernels whose threads do not wait for
+    each other: kernels that synchronize (`gpu.barrier`, warp shuffles,
+    workgroup memory) are an error at their location. It checks what each
+    thread computes, not the absence of races.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+#endif // SOAC_PASSES_CONVERSION_PASSES_TD

@@ -1,0 +1,46 @@
+//===- OpKernels.h - the kernels of each soac op ----------------*- C++ -*-===//
+//
+// One lowering per soac op, for a SOAC outside other SOACs (nested ones run
+// inside their parent's kernel); convert-soac-to-gpu (SoacToGPU.cpp) checks
+// that the op is supported and chooses the lowering. Maps over rows have
+// their own kernels (RowKernel.h, ThreadKernel.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_CONVERSION_SOACTOGPU_OPKERNELS_H
+#define SOAC_PASSES_CONVERSION_SOACTOGPU_OPKERNELS_H
+
+#include "dialect/SoacOps.h"
+
+namespace soac::kernels {
+
+/// A map with scalar rows: one thread per row.
+void lowerMap(MapOp map);
+
+/// One thread per element.
+void lowerIota(IotaOp iota);
+
+/// Blocks fold rows (interleaved when the operator is one commutative op,
+/// else contiguous ranges) and combine them by warp shuffles and workgroup
+/// memory; one block combines the blocks' partial results.
+void lowerReduce(ReduceOp reduce);
+
+/// A reduce of vector rows (of any rank) combined elementwise by `op`, the
+/// scalar operator: one thread per element and range of rows, then one per
+/// element.
+void lowerColumnReduce(ReduceOp reduce, mlir::Region &op);
+
+/// Thread and block totals, an exclusive scan of the block totals in one
+/// block, then each thread rescans its rows from its offset.
+void lowerScan(ScanOp scan);
+
+/// A copy of the destination, then one thread per (index, row element).
+void lowerScatter(ScatterOp scatter);
+
+/// A copy of the destination, then one atomic per value (per element of
+/// vector rows combined elementwise).
+void lowerReduceByIndex(ReduceByIndexOp histogram);
+
+} // namespace soac::kernels
+
+#endif // SOAC_PASSES_CONVERSION_SOACTOGPU_OPKERNELS_H

@@ -1,0 +1,152 @@
+//===- InPlace.cpp - results computed in the tensors they replace ---------===//
+#include "passes/Conversion/SoacToLoops/InPlace.h"
+
+#include "passes/Utils/Bodies.h"
+#include "passes/Conversion/SoacToLoops/Loops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+
+using namespace mlir;
+
+namespace soac::loops {
+
+namespace {
+
+/// Whether `tensor` is one a loop carries and writes back: an accumulator
+/// or the output of a loop computing its rows (an scf.for or scf.forall
+/// block argument), or the row of such an output being computed (see
+/// seededRows: the loop only writes it back). Writing into it in place
+/// costs no copy once nothing else reads it. (Tensors ops computed would
+/// qualify too, but reusing them saves one allocation per call, not one per
+/// row, and enlarges what bufferization's in-place analysis must compare:
+/// twice the compile time of HAND's gradient.)
+bool isCarriedTensor(Value tensor) {
+  if (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
+    Value source = slice.getSource();
+    return isa<BlockArgument>(source) && isCarriedTensor(source) &&
+           llvm::all_of(source.getUses(), [&](OpOperand &use) {
+             Operation *user = use.getOwner();
+             if (user == slice || isa<tensor::DimOp>(user))
+               return true;
+             if (auto insert = dyn_cast<tensor::InsertSliceOp>(user))
+               return &use == &insert.getDestMutable();
+             if (auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user))
+               return &use == &insert.getDestMutable();
+             return false;
+           });
+  }
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  return arg && isa<scf::ForOp, scf::ForallOp>(arg.getOwner()->getParentOp());
+}
+
+/// Whether `map` is the one op reading the elements of `tensor` (others may
+/// take its sizes), through one operand.
+bool onlyReader(MapOp map, Value tensor) {
+  unsigned reads = 0;
+  for (Operation *user : tensor.getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    if (user != map.getOperation() || ++reads > 1)
+      return false;
+  }
+  return true;
+}
+
+/// Whether the rows `body` yields as its result `r` have the shape of its
+/// argument `p`: scalars do; a tensor row must be the result of a map over
+/// that argument whose own rows keep the shape of that argument's rows.
+/// (Types alone cannot tell: a dynamic size may differ.)
+bool yieldsShapeOf(Block &body, unsigned r, unsigned p) {
+  Value yielded = body.getTerminator()->getOperand(r);
+  if (!isa<RankedTensorType>(yielded.getType()))
+    return true;
+  auto inner = yielded.getDefiningOp<MapOp>();
+  if (!inner)
+    return false;
+  unsigned innerResult = cast<OpResult>(yielded).getResultNumber();
+  for (auto [q, input] : llvm::enumerate(inner.getInputs()))
+    if (input == body.getArgument(p) &&
+        yieldsShapeOf(inner.getBody().front(), innerResult, q))
+      return true;
+  return false;
+}
+
+/// The tensor.empty a row is computed in, following destinations back
+/// (loops' initial values, inserts' and destination-style ops' outputs): the
+/// one eliminate-empty-tensors replaces by the row's slice of its result.
+tensor::EmptyOp emptyRowIsComputedIn(Value row) {
+  while (row) {
+    Operation *op = row.getDefiningOp();
+    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op))
+      return empty;
+    if (auto loop = dyn_cast_or_null<scf::ForOp>(op))
+      row = loop.getInitArgs()[cast<OpResult>(row).getResultNumber()];
+    else if (auto insert = dyn_cast_or_null<tensor::InsertOp>(op))
+      row = insert.getDest();
+    else if (auto insert = dyn_cast_or_null<tensor::InsertSliceOp>(op))
+      row = insert.getDest();
+    else if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(op))
+      row = dps.getTiedOpOperand(cast<OpResult>(row))->get();
+    else
+      return {};
+  }
+  return {};
+}
+
+template <typename InsertOp>
+void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
+  tensor::EmptyOp empty = emptyRowIsComputedIn(insert.getSource());
+  auto destRank = cast<RankedTensorType>(insert.getDest().getType()).getRank();
+  if (!empty || destRank != empty.getType().getRank() + 1)
+    return;
+  SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
+  ImplicitLocOpBuilder b(empty.getLoc(), empty);
+  for (int64_t d = 0; d < empty.getType().getRank(); ++d) {
+    if (!empty.getType().isDynamicDim(d))
+      continue;
+    auto slot = dyn_cast<Value>(sizes[d + 1]);
+    if (slot && !dominance.properlyDominates(slot, empty))
+      continue; // the slot's size comes later: no elimination
+    Value expected = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[d + 1]);
+    Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                       empty.getDynamicSize(d), expected);
+    cf::AssertOp::create(
+        b, same, checkMessage(insert.getLoc(), "rows of different sizes"));
+  }
+}
+
+} // namespace
+
+SmallVector<int> seedInputs(MapOp map) {
+  SmallVector<int> seeds(map.getNumResults(), -1);
+  SmallVector<bool> taken(map.getInputs().size(), false);
+  for (auto [r, type] : llvm::enumerate(map.getResultTypes()))
+    for (auto [p, input] : llvm::enumerate(map.getInputs()))
+      if (!taken[p] && input.getType() == type && onlyReader(map, input) &&
+          !fusableProducer(input, map) && isCarriedTensor(input) &&
+          (cast<RankedTensorType>(type).hasStaticShape() ||
+           yieldsShapeOf(map.getBody().front(), r, p))) {
+        seeds[r] = static_cast<int>(p);
+        taken[p] = true;
+        break;
+      }
+  return seeds;
+}
+
+void checkRowsComputedInPlace(ModuleOp module) {
+  DominanceInfo dominance(module);
+  module.walk([&](tensor::InsertSliceOp insert) {
+    checkRowInPlace(insert, dominance);
+  });
+  module.walk([&](tensor::ParallelInsertSliceOp insert) {
+    checkRowInPlace(insert, dominance);
+  });
+}
+
+} // namespace soac::loops

@@ -1,0 +1,37 @@
+//===- InPlace.h - results computed in the tensors they replace -*- C++ -*-===//
+//
+// In-place updates: a map computes a result in the tensor of a loop-carried
+// input that only it reads (seedInputs), and a row computed in its slot of a
+// result is checked against the slot's sizes before it is computed
+// (checkRowsComputedInPlace).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_CONVERSION_SOACTOLOOPS_INPLACE_H
+#define SOAC_PASSES_CONVERSION_SOACTOLOOPS_INPLACE_H
+
+#include "dialect/SoacOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace soac::loops {
+
+/// For each result of `map`, the input whose tensor it is computed in, or -1
+/// for a new tensor: a loop-carried input of the same shape that only this
+/// map reads, so that its row i is dead once row i of the result is computed
+/// from it.
+/// `acc' = map (+) acc row` in a fold then updates the accumulator in place
+/// instead of allocating and copying a new one per row.
+llvm::SmallVector<int> seedInputs(MapOp map);
+
+/// A row computed in place in its slot of a result (eliminate-empty-tensors
+/// gives the row's tensor.empty the slot's sizes, known before the row) is
+/// written with those sizes while the body computes it: a body whose rows
+/// have sizes that depend on the data would write past the slot before
+/// assertRowFits runs. So the sizes of such a tensor.empty are compared with
+/// the slot's, before the row is computed.
+void checkRowsComputedInPlace(mlir::ModuleOp module);
+
+} // namespace soac::loops
+
+#endif // SOAC_PASSES_CONVERSION_SOACTOLOOPS_INPLACE_H

@@ -1,0 +1,67 @@
+//===- Bodies.cpp - inlining SOAC bodies and fusing maps into consumers ---===//
+#include "passes/Utils/Bodies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace soac {
+
+SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
+                              ValueRange args, bool reassociate) {
+  Block &block = body.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    if (!reassociate)
+      continue;
+    clone->walk([](arith::ArithFastMathInterface fastMath) {
+      arith::FastMathFlags flags =
+          fastMath.getFastMathFlagsAttr().getValue() |
+          arith::FastMathFlags::reassoc;
+      fastMath->setAttr(
+          fastMath.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(fastMath->getContext(), flags));
+    });
+  }
+  return llvm::map_to_vector(block.getTerminator()->getOperands(),
+                             [&](Value v) { return mapping.lookupOrDefault(v); });
+}
+
+bool readsRowsOf(Operation *consumer, OpOperand &use) {
+  if (isa<MapOp>(consumer))
+    return true;
+  // The inputs of a reduce or scan, not their neutral elements.
+  if (auto reduce = dyn_cast<ReduceOp>(consumer))
+    return use.getOperandNumber() < reduce.getInputs().size();
+  if (auto scan = dyn_cast<ScanOp>(consumer))
+    return use.getOperandNumber() < scan.getInputs().size();
+  if (auto scatter = dyn_cast<ScatterOp>(consumer))
+    return use.get() != scatter.getDest();
+  if (auto histogram = dyn_cast<ReduceByIndexOp>(consumer))
+    return !llvm::is_contained(histogram.getDests(), use.get()) &&
+           !llvm::is_contained(histogram.getInits(), use.get());
+  return false;
+}
+
+MapOp fusableProducer(Value tensor, Operation *consumer) {
+  auto map = tensor.getDefiningOp<MapOp>();
+  if (!map || !consumer || map->getBlock() != consumer->getBlock())
+    return nullptr;
+  for (Value result : map.getResults())
+    for (OpOperand &use : result.getUses())
+      if (use.getOwner() != consumer || !readsRowsOf(consumer, use))
+        return nullptr;
+  return map;
+}
+
+bool waitsForFusion(MapOp map) {
+  if (map->use_empty())
+    return false;
+  Operation *consumer = *map->getUsers().begin();
+  return fusableProducer(map.getResult(0), consumer) == map;
+}
+
+} // namespace soac

@@ -1,0 +1,33 @@
+//===- Rows.h - reading and writing rows of tensors -------------*- C++ -*-===//
+//
+// The row of a rank-1 tensor is an element; of a rank-r tensor, the rank-(r-1)
+// slice. Used by the lowering (SoacToLoops) and by the derivative rules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAC_PASSES_UTILS_ROWS_H
+#define SOAC_PASSES_UTILS_ROWS_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace soac {
+
+/// Row `i` of `tensor`: tensor.extract, or a rank-reducing tensor.extract_slice.
+mlir::Value extractRow(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor,
+                       mlir::Value i);
+
+/// `dest` with row `i` replaced by `row`: tensor.insert or tensor.insert_slice.
+/// `rowSizes`, when given, are the row's sizes as known before the row was
+/// computed (values that dominate it): the row can then be computed in place
+/// in dest's slice (see empty-tensor elimination).
+mlir::Value insertRow(mlir::ImplicitLocOpBuilder &b, mlir::Value row,
+                      mlir::Value dest, mlir::Value i,
+                      llvm::ArrayRef<mlir::OpFoldResult> rowSizes = {});
+
+/// A tensor.empty of `count` rows shaped like `row` (a scalar or a tensor).
+mlir::Value emptyRows(mlir::ImplicitLocOpBuilder &b, mlir::Value count,
+                      mlir::Value row);
+
+} // namespace soac
+
+#endif // SOAC_PASSES_UTILS_ROWS_H
