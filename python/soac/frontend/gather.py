@@ -78,7 +78,7 @@ def getitem(array: Any, key: Any) -> Array:
            [10., 11.]])
     """
     array = lift(array)
-    expanded = expand_key(array, _masks_as_indices(key))
+    expanded = expand_key(array, masks_as_indices(key))
     if is_basic(expanded):
         return basic_getitem(array, expanded)
 
@@ -183,7 +183,7 @@ def _broadcast_together(arrays: list[Array]) -> list[Array]:
     return [elementwise.broadcast(lambda *values, k=k: values[k], *arrays) for k in range(len(arrays))]
 
 
-def _masks_as_indices(key: Any) -> Any:
+def masks_as_indices(key: Any) -> Any:
     """Boolean masks known while tracing (numpy arrays, Python bools) as the
     integer arrays of their true positions (``np.nonzero``); a traced mask has
     a size known only when the program runs, which no traced array can have."""

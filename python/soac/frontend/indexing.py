@@ -51,6 +51,11 @@ def clamp(a: Index, low: Index, high: Index) -> Index:
     return arith.maxsi(arith.minsi(as_value(a), as_value(high)), as_value(low))
 
 
+def non_negative(a: Index) -> Index:
+    """``max(a, 0)``: the size of a range whose end may precede its start."""
+    return max(a, 0) if isinstance(a, int) else arith.maxsi(a, as_value(0))
+
+
 def ceil_div(a: Index, b: int) -> Index:
     """``ceil(a / b)`` for ``a >= 0`` and a positive Python ``b``."""
     if isinstance(a, int):
@@ -127,15 +132,11 @@ def normalize_slice(key: slice, size: Index) -> Slice:
     if step > 0:
         start = bound(key.start, 0, 0, size)
         stop = bound(key.stop, size, 0, size)
-        return Slice(start, ceil_div(clamp(sub(stop, start), 0, _max_index()), step), step)
+        return Slice(start, ceil_div(non_negative(sub(stop, start)), step), step)
     last = sub(size, 1)
     start = bound(key.start, last, -1, last)
     stop = bound(key.stop, -1, -1, last)
-    return Slice(start, ceil_div(clamp(sub(start, stop), 0, _max_index()), -step), step)
-
-
-def _max_index() -> int:
-    return 2**62
+    return Slice(start, ceil_div(non_negative(sub(start, stop)), -step), step)
 
 
 def expand_key(array: Array, key: Any) -> list[Any]:

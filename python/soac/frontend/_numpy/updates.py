@@ -116,7 +116,7 @@ def update(array: Any, key: Any, values: Any, how: str | None) -> Array:
         return _combine(array, _wrapped(indices, array.dim(0)), written, how)
     # Any other key: the selected elements' flat positions in the flattened array.
     strides = _strides(array)
-    selection = gather.select(array, expand_key(array, gather._masks_as_indices(key)))
+    selection = gather.select(array, expand_key(array, gather.masks_as_indices(key)))
     positions = gather.build(selection, lambda indices: _flat_position(array, indices, strides), read_rows=False)
     written = _broadcast_to(values, list(positions.shape), array.dtype)
     flat = _combine(_flatten(array), _flatten(positions), _flatten(written), how)
