@@ -27,12 +27,14 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import tensor
 
-from .. import combinators, elementwise, gather, tracing
+from .. import combinators, elementwise, gather
 from ..array import Array, lift
 from ..indexing import expand_key, is_integer
 from ..locations import TraceError, located
 from ..math import maximum, minimum
 from .creation import full
+from .manipulation import broadcast_to, ravel
+from .shapes import split_leading
 
 __all__: list[str] = []  # reached through Array.at, not as functions
 
@@ -110,17 +112,17 @@ def update(array: Any, key: Any, values: Any, how: str | None) -> Array:
     values = elementwise.operands(values, dtype=array.dtype)[0]
     rows = _row_key(array, key)
     if rows is not None:
-        indices = rows if rows.ndim == 1 else _one_element(rows)
+        indices = ravel(rows)  # a scalar index: an array of one
         target = [indices.dim(0), *[array.dim(a) for a in range(1, array.ndim)]]
-        written = _broadcast_to(values if rows.ndim == 1 else _as_row(values, array.ndim - 1), target, array.dtype)
+        written = _broadcast_to(values if rows.ndim == 1 else _as_row(values, array.ndim - 1), target)
         return _combine(array, _wrapped(indices, array.dim(0)), written, how)
     # Any other key: the selected elements' flat positions in the flattened array.
     strides = _strides(array)
     selection = gather.select(array, expand_key(array, gather.masks_as_indices(key)))
     positions = gather.build(selection, lambda indices: _flat_position(array, indices, strides), read_rows=False)
-    written = _broadcast_to(values, list(positions.shape), array.dtype)
-    flat = _combine(_flatten(array), _flatten(positions), _flatten(written), how)
-    return _unflatten(flat, array)
+    written = _broadcast_to(values, list(positions.shape))
+    flat = _combine(ravel(array), ravel(positions), ravel(written), how)
+    return split_leading(flat, array.shape)
 
 
 def _row_key(array: Array, key: Any) -> Array | None:
@@ -183,7 +185,7 @@ def _strides(array: Array) -> list[Any]:
     return strides
 
 
-def _broadcast_to(values: Array, shape: list[Any], dtype: np.dtype) -> Array:
+def _broadcast_to(values: Array, shape: list[Any]) -> Array:
     """``values`` broadcast to ``shape`` (sizes as values), as numpy does."""
     if values.ndim > len(shape):
         raise TraceError(f"cannot broadcast the update values {values!r} to the {len(shape)} axes they update")
@@ -193,12 +195,7 @@ def _broadcast_to(values: Array, shape: list[Any], dtype: np.dtype) -> Array:
         return values
     if values.ndim == len(shape) and all(static != 1 for static in values.static_shape):
         return values  # sizes that must agree; a mismatch is an error when the program runs
-    return elementwise.broadcast(lambda _, v: v, full(shape, 0, dtype), values)
-
-
-def _one_element(index: Array) -> Array:
-    """A scalar index as an array of one index."""
-    return Array(tensor.from_elements(ir.RankedTensorType.get([1], index.value.type), [index.value]))
+    return broadcast_to(values, shape)
 
 
 def _as_row(values: Array, row_rank: int) -> Array:
@@ -206,29 +203,3 @@ def _as_row(values: Array, row_rank: int) -> Array:
     if values.ndim > row_rank:
         raise TraceError(f"cannot broadcast the update values {values!r} to a row of rank {row_rank}")
     return gather.getitem(values, None) if values.ndim == row_rank else values
-
-
-def _flatten(array: Array) -> Array:
-    """``array`` as a vector of its elements in row-major order."""
-    if array.ndim == 1:
-        return array
-    element = ir.RankedTensorType(array.value.type).element_type if array.ndim else array.value.type
-    if array.ndim == 0:
-        return Array(tensor.from_elements(ir.RankedTensorType.get([1], element), [array.value]))
-    result = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], element)
-    group = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), a) for a in range(array.ndim)])
-    return Array(tensor.CollapseShapeOp(result, array.value, ir.ArrayAttr.get([group])).result)
-
-
-def _unflatten(flat: Array, like: Array) -> Array:
-    """The vector ``flat`` in the shape of ``like``."""
-    if like.ndim == 1:
-        return flat
-    dynamic = ir.ShapedType.get_dynamic_size()
-    sizes = [tracing.dim(like.value, a) for a in range(like.ndim) if like.static_shape[a] is None]
-    group = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), a) for a in range(like.ndim)])
-    op = tensor.ExpandShapeOp(
-        like.value.type, flat.value, ir.ArrayAttr.get([group]), sizes,
-        [dynamic if s is None else s for s in like.static_shape],
-    )
-    return Array(op.result)
