@@ -132,8 +132,7 @@ class Function:
         self.fn = fn
         self.options = options
         self.static_argnums = frozenset((static_argnums,) if isinstance(static_argnums, int) else static_argnums)
-        self.static_shapes = static_shapes
-        self._specialised = False  # traced for the shapes after a size was needed as a Python value
+        self.static_shapes = static_shapes  # also set once a size was needed as a Python value
         self._traces: dict[tuple, Traced] = {}
         self._last: Traced | None = None
         self._context: ir.Context | None = None
@@ -152,17 +151,17 @@ class Function:
         or :class:`ArgSpec`), traced and verified the first time."""
         static = self._static(args)
         leaves, tree = tracing.flatten(self._dynamic(args))
-        dynamic = [ArgSpec.of(a, self.static_shapes or self._specialised) for a in leaves]
+        dynamic = [ArgSpec.of(a, self.static_shapes) for a in leaves]
         key = (tuple(dynamic), tree, tuple(static.items()))
         if key not in self._traces:
             try:
                 self._traces[key] = self._trace(args, static, tree, dynamic)
             except ConcretizationError as error:
-                if self.static_shapes or self._specialised:
+                if self.static_shapes:
                     raise
                 _log.info("%s uses a size as a Python value (%s); tracing it for its arguments' shapes",
                           self.__name__, str(error).split(": ")[0])
-                self._specialised = True
+                self.static_shapes = True
                 return self.trace(*args)
         self._last = self._traces[key]
         return self._last

@@ -276,7 +276,6 @@ class _Traced:
     argnums: Argnums
     arg_trees: list[PyTreeDef]
     offsets: list[int]
-    has_aux: bool
 
     @property
     def operands(self) -> list[ir.Value]:
@@ -339,7 +338,7 @@ def _trace(fun: Callable[..., Any], args: tuple, argnums: Argnums, *, has_aux: b
             elif scalar:
                 raise TraceError(f"grad of {_name(fun)}: argument {number} holds {arrays[leaf]!r}; "
                                  "only float arguments are differentiated (pass integers at other argnums)")
-    return _Traced(fun, tuple(args), arrays, captured, loss, out_tree, positions, argnums, arg_trees, offsets, has_aux)
+    return _Traced(fun, tuple(args), arrays, captured, loss, out_tree, positions, argnums, arg_trees, offsets)
 
 
 def _as_tuple(argnums: Argnums) -> tuple[int, ...]:
