@@ -70,9 +70,9 @@ func.func @mixed(%x: tensor<?xf64>, %w: f64) -> f64 {
 
 def run(sizes: list[int], repeats: int) -> list[tuple]:
     gather = soac.compile(PROGRAM, "gather_squares")
-    gather_grad = soac.grad(PROGRAM, "gather_squares", wrt=[0])
+    gather_grad = soac.mlir.grad(PROGRAM, "gather_squares", wrt=[0])
     mixed = soac.compile(PROGRAM, "mixed")
-    mixed_grad = soac.grad(PROGRAM, "mixed", wrt=[0])
+    mixed_grad = soac.mlir.grad(PROGRAM, "mixed", wrt=[0])
     rng = np.random.default_rng(0)
     all_cores = soac.get_num_threads()
     rows = []

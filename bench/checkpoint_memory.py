@@ -55,7 +55,7 @@ x = np.random.default_rng(0).uniform(-1, 1, m)
 if mode == "primal":
     f = soac.compile(program, "iterate")
 else:
-    f = soac.grad(program, "iterate", wrt=[0], checkpoint_levels=levels)
+    f = soac.mlir.grad(program, "iterate", wrt=[0], checkpoint_levels=levels)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 result = f(x, 0.9, steps)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -47,6 +47,7 @@ BASE_SIZE = {
     "per_example_gradients_vmap": 100_000,
     "reshaping": 1_000,
     "tv_denoising": 100_000,
+    "training_loop": 10_000,
 }
 
 

@@ -57,8 +57,8 @@ func.func @product(%bar: tensor<?xf32>, {args}) -> tensor<?xf32> {{
 
 def hm_lstm_rows(sizes: list[int], repeats: int) -> list[tuple]:
     primal = soac.compile(HM_LSTM, "hm_lstm_cell")
-    reverse = soac.vjp(HM_LSTM, "hm_lstm_cell", wrt=[0, 1, 2, 3])
-    mixed = soac.vjp(HM_LSTM, "hm_lstm_cell", wrt=[0, 1, 2, 3], mixed_mode=True)
+    reverse = soac.mlir.vjp(HM_LSTM, "hm_lstm_cell", wrt=[0, 1, 2, 3])
+    mixed = soac.mlir.vjp(HM_LSTM, "hm_lstm_cell", wrt=[0, 1, 2, 3], mixed_mode=True)
     rng = np.random.default_rng(0)
     rows = []
     for n in sizes:
@@ -90,8 +90,8 @@ def arity_rows(arities: range, n: int, repeats: int) -> list[tuple]:
         source = arity_program(k)
         wrt = list(range(1, k + 1))
         primal = soac.compile(source, "product")
-        reverse = soac.vjp(source, "product", wrt=wrt)
-        mixed = soac.vjp(source, "product", wrt=wrt, mixed_mode=True)
+        reverse = soac.mlir.vjp(source, "product", wrt=wrt)
+        mixed = soac.mlir.vjp(source, "product", wrt=wrt, mixed_mode=True)
         inputs = [rng.uniform(0.5, 1.5, n).astype(np.float32) * rng.choice([-1, 1], n).astype(np.float32) for _ in range(k)]
         bar = np.ones(n, np.float32)
         args = (bar, *inputs)

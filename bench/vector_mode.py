@@ -65,8 +65,8 @@ def run(inputs: int, forward_widths: list[int], reverse_widths: list[int], repea
     A, x = rng.standard_normal((inputs, inputs)) / np.sqrt(inputs), rng.standard_normal(inputs)
     reference = None
     rows = []
-    methods = [(f"jacfwd, width {w}", lambda w=w: soac.jacfwd(PROGRAM, "f", wrt=1, width=w)) for w in forward_widths]
-    methods += [(f"jacrev, width {w}", lambda w=w: soac.jacrev(PROGRAM, "f", wrt=1, width=w)) for w in reverse_widths]
+    methods = [(f"jacfwd, width {w}", lambda w=w: soac.mlir.jacfwd(PROGRAM, "f", wrt=1, width=w)) for w in forward_widths]
+    methods += [(f"jacrev, width {w}", lambda w=w: soac.mlir.jacrev(PROGRAM, "f", wrt=1, width=w)) for w in reverse_widths]
     for label, build in methods:
         jacobian, compile_seconds = timed_build(build)
         value = jacobian(A, x)

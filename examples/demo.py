@@ -136,7 +136,7 @@ def differentiate() -> None:
         raise SystemExit("the gradient disagrees with finite differences")
 
     start = time.perf_counter()
-    jacobian = soac.jacfwd(program, "softmax_matvec", wrt=1)  # forward mode: 8 tangent lanes per pass
+    jacobian = soac.mlir.jacfwd(program, "softmax_matvec", wrt=1)  # forward mode: 8 tangent lanes per pass
     compile_time = time.perf_counter() - start
     J = jacobian(A, x)
     agreement = np.max(np.abs(cotangent @ J - gradient)) / np.max(np.abs(gradient))

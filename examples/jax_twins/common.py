@@ -40,6 +40,7 @@ PROGRAMS = [
     "per_example_gradients_vmap",
     "reshaping",
     "tv_denoising",
+    "training_loop",
 ]
 
 
@@ -81,6 +82,12 @@ def to_numpy(value):
 def assert_close(actual, expected, what: str, rtol: float = 1e-6) -> None:
     """Same structure, and every array within rtol of the largest magnitude
     of its expected value."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and sorted(actual) == sorted(expected), (
+            f"{what}: expected a dict of {sorted(expected)}, got {_describe(actual)}")
+        for key in expected:
+            assert_close(actual[key], expected[key], f"{what}[{key!r}]", rtol)
+        return
     if isinstance(expected, (tuple, list)):
         assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), (
             f"{what}: expected a tuple of {len(expected)}, got {_describe(actual)}")
@@ -95,6 +102,8 @@ def assert_close(actual, expected, what: str, rtol: float = 1e-6) -> None:
 
 
 def _describe(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict of {sorted(value)}"
     if isinstance(value, (tuple, list)):
         return f"a tuple of {len(value)} ({', '.join(_describe(v) for v in value)})"
     return f"an array of shape {np.shape(value)}"

@@ -270,6 +270,54 @@ def _tv_step(inputs):
     return {"step": u - 0.1 * finite_differences(tv_energy, [u, f], 0)}
 
 
+# ---- a training loop on a dict of parameters
+
+
+def _tree_finite_differences(f: Callable[..., float], params: dict, *rest) -> dict:
+    """Central differences of the scalar f(params, *rest) in each entry of params."""
+    return {key: finite_differences(lambda value: f({**params, key: value}, *rest), [params[key]], 0) for key in params}
+
+
+def _mlp_predict(params, X):
+    return np.tanh(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+
+
+def training_loss(params, X, y):
+    return np.mean((_mlp_predict(params, X) - y) ** 2)
+
+
+def _hidden_bias_gradient(b1, params, X, y):
+    """d training_loss / d b1, by hand (the Hessian below differences it)."""
+    hidden = np.tanh(X @ params["W1"] + b1)
+    residual = hidden @ params["W2"] + params["b2"] - y
+    return np.sum((residual @ params["W2"].T) * (1 - hidden ** 2), axis=0) * 2 / residual.size
+
+
+def _rnn_outputs_loss(rnn, xs):
+    h, total = np.zeros(rnn["W"].shape[0]), 0.0
+    for x in xs:
+        h = np.tanh(rnn["W"] @ h + rnn["U"] @ x)
+        total += (rnn["v"] @ h) ** 2
+    return total
+
+
+def _training_loop(inputs):
+    params, X, y = inputs["params"], inputs["X"], inputs["y"]
+    losses = []
+    for _ in range(5):  # training_loop_*.py: STEPS, LEARNING_RATE
+        losses.append(training_loss(params, X, y))
+        grads = _tree_finite_differences(training_loss, params, X, y)
+        params = {key: params[key] - 0.1 * grads[key] for key in params}
+    norms = [np.sqrt(sum(np.sum(g ** 2) for g in _tree_finite_differences(
+        lambda p, x, t: np.sum((_mlp_predict(p, x[None, :])[0] - t) ** 2), inputs["params"], x, t).values()))
+        for x, t in zip(X, y)]
+    b1, h = inputs["params"]["b1"], 1e-5
+    hessian = np.stack([(_hidden_bias_gradient(b1 + h * e, inputs["params"], X, y)
+                         - _hidden_bias_gradient(b1 - h * e, inputs["params"], X, y)) / (2 * h) for e in np.eye(len(b1))], axis=1)
+    return {"losses": np.array(losses), "trained": params, "example_norms": np.array(norms), "hessian_b1": hessian,
+            "rnn_grad": _tree_finite_differences(_rnn_outputs_loss, inputs["rnn"], X)}
+
+
 REFERENCES: dict[str, Reference] = {
     "linear_regression": Reference(linear_regression_loss, ("w",), extras=_linear_step),
     "logistic_regression": Reference(logistic_regression_loss, ("w", "b"), extras=_logistic_accuracy),
@@ -296,4 +344,6 @@ REFERENCES: dict[str, Reference] = {
     "reshaping": Reference(reshaping_loss, ("W", "images"),
                            extras=lambda i: {"features": _reshaping_features(i["images"])}),
     "tv_denoising": Reference(tv_energy, ("u",), extras=_tv_step),
+    "training_loop": Reference(training_loss, ("params",), grad=lambda i: _tree_finite_differences(training_loss, i["params"], i["X"], i["y"]),
+                               extras=_training_loop),
 }

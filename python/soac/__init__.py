@@ -31,14 +31,14 @@ from .compiler import compile, get_jit_cache_size, lower, set_jit_cache_size
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
-# The frontend's grad/vjp/jvp/hvp also take MLIR modules (dispatching to soac.autodiff).
+# The transforms of Python functions; soac.mlir has those of functions written in MLIR.
 from .frontend import (
     ArgSpec, Array, CustomDerivatives, TraceError, cond, custom_jvp, custom_vjp, fori_loop, grad, hessian, hvp, iota,
     jacfwd, jacrev, jit, jvp, register_dataclass, register_pytree_node, vmap,
     map, reduce, reduce_by_index, scan, scatter, value_and_grad, vjp, while_loop,
 )
 from .frontend.jit import forget_compiled_code as _forget_compiled_code
-from . import compiler, interop, lax, math, numpy, tree_util  # noqa: E402  (namespaces of the frontend)
+from . import compiler, interop, lax, math, mlir, numpy, tree_util  # noqa: E402  (namespaces)
 
 __all__ = [
     "ArgSpec",
@@ -82,6 +82,7 @@ __all__ = [
     "register_dataclass",
     "register_pytree_node",
     "math",
+    "mlir",
     "numpy",
     "parse",
     "parse_file",

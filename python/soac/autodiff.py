@@ -20,7 +20,7 @@ re-execution, no tape) and compile the result.
 ...     }
 ...     return %s : f64
 ...   }'''
->>> soac.grad(program, "sum_of_squares")(np.array([1.0, 2.0, 3.0]))
+>>> soac.mlir.grad(program, "sum_of_squares")(np.array([1.0, 2.0, 3.0]))
 array([2., 4., 6.])
 """
 

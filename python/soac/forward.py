@@ -22,10 +22,10 @@ its primal and its tangent, SOAC operators on pairs) and compiles it.
 ...     return %s : f64
 ...   }'''
 >>> x, t = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 1.0])
->>> value, tangent = soac.jvp(program, "norm2")(x, t)  # f(x), ∇f(x)·t
+>>> value, tangent = soac.mlir.jvp(program, "norm2")(x, t)  # f(x), ∇f(x)·t
 >>> float(value), float(tangent)
 (14.0, 8.0)
->>> soac.hvp(program, "norm2")(x, t)  # H·t with H = 2I
+>>> soac.mlir.hvp(program, "norm2")(x, t)  # H·t with H = 2I
 array([2., 0., 2.])
 """
 

@@ -42,7 +42,7 @@ def check_vjp(source: str, function: str, args, wrt=None, cotangents=None, rtol=
             for o in outputs
         ]
     wrt = list(range(len(args))) if wrt is None else wrt
-    derivative = soac.vjp(source, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode)
+    derivative = soac.mlir.vjp(source, function, wrt=wrt, checkpoint_levels=checkpoint_levels, mixed_mode=mixed_mode)
     single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
     expected = finite_difference_vjp(primal, args, wrt, cotangents, step=1e-2 if single else 1e-6)
     _compare(derivative, [*args, *cotangents], outputs, expected, single, rtol, atol)
@@ -93,7 +93,7 @@ def check_jvp(source: str, function: str, args, wrt=None, tangents=None, rtol=1e
     wrt = list(range(len(args))) if wrt is None else wrt
     if tangents is None:
         tangents = [random_like(args[w]) for w in wrt]
-    derivative = soac.jvp(source, function, wrt=wrt)
+    derivative = soac.mlir.jvp(source, function, wrt=wrt)
     single = any(np.asarray(args[w]).dtype == np.float32 for w in wrt)
     expected = finite_difference_jvp(primal, args, wrt, tangents, step=1e-2 if single else 1e-6)
     _compare(derivative, [*args, *tangents], outputs, expected, single, rtol, atol)

@@ -171,7 +171,7 @@ def test_reduce_rules(x):
 def test_min_and_max_send_the_adjoint_to_the_first_extremum_on_ties():
     # Finite differences split ties; the rule picks the first one (a subgradient).
     x = np.array([2.0, -1.0, 2.0, -1.0])
-    derivative = soac.vjp(PROGRAMS, "reductions", wrt=[0])
+    derivative = soac.mlir.vjp(PROGRAMS, "reductions", wrt=[0])
     *_, grad_min = derivative(x, np.float64(1.0), 0.0, 1.0, 0.0)
     *_, grad_max = derivative(x, np.float64(1.0), 0.0, 0.0, 1.0)
     np.testing.assert_array_equal(grad_min, [0.0, 1.0, 0.0, 0.0])
@@ -198,7 +198,7 @@ def test_softmax_matvec_gradient_in_the_example():
 
 
 def test_grad_of_a_scalar_function():
-    grad = soac.grad(LIBRARY, "gather_squares", wrt=[0])
+    grad = soac.mlir.grad(LIBRARY, "gather_squares", wrt=[0])
     x = np.array([1.0, 2.0, 3.0])
     idx = np.array([0, 2, 2, 5])  # 5 is out of range for a read: not used here
     np.testing.assert_array_equal(grad(x, idx[:3]), [2.0, 0.0, 12.0])
@@ -216,7 +216,7 @@ def test_second_derivative_by_nesting():
       %r:2 = soac.vjp @cube(%x, %one) : (f64, f64) -> (f64, f64)
       return %r#1 : f64
     }"""
-    assert soac.grad(source, "dcube")(np.float64(2.0)) == pytest.approx(12.0)  # 6x
+    assert soac.mlir.grad(source, "dcube")(np.float64(2.0)) == pytest.approx(12.0)  # 6x
 
 
 def test_ops_without_rules_are_errors_at_their_location():
@@ -230,14 +230,14 @@ def test_ops_without_rules_are_errors_at_their_location():
       return %r : tensor<?xf64>
     }"""
     with pytest.raises(soac.LoweringError, match=r"-:5:14: error: 'math.atan2' op has no reverse-mode derivative rule"):
-        soac.vjp(source, "f")
+        soac.mlir.vjp(source, "f")
     with pytest.raises(soac.Error, match="grad needs @f to return one float scalar"):
-        soac.grad(source, "f")
+        soac.mlir.grad(source, "f")
 
 
 def test_wrt_must_name_float_arguments():
     with pytest.raises(soac.VerificationError, match=r"cannot differentiate @gather_squares with respect to argument #1 of type 'tensor<\?xindex>'"):
-        soac.vjp(LIBRARY, "gather_squares")
+        soac.mlir.vjp(LIBRARY, "gather_squares")
 
 
 LOOPS = """
@@ -624,7 +624,7 @@ def test_reduce_by_index_min_max_and_product():
 
 
 def test_bin_max_sends_ties_to_dest_first_then_the_first_value():
-    derivative = soac.vjp(BIN_REDUCTIONS, "bin_max", wrt=[0, 2])
+    derivative = soac.mlir.vjp(BIN_REDUCTIONS, "bin_max", wrt=[0, 2])
     dest = np.array([1.0, 0.0])
     idx = np.array([0, 1, 1])
     values = np.array([1.0, 3.0, 3.0])  # ties with dest in bin 0, between values in bin 1
@@ -735,7 +735,7 @@ def test_elementwise_max_of_rows_sends_each_column_to_its_first_maximum():
     X, w = rng.standard_normal((5, 4)), rng.standard_normal(4)
     check_vjp(COLUMN_MAX, "column_max", [X, w])
     ties = np.array([[1.0, 2.0], [3.0, 2.0], [3.0, 0.0]])
-    gradient = soac.grad(COLUMN_MAX, "column_max", wrt=[0])(ties, np.array([1.0, 1.0]))
+    gradient = soac.mlir.grad(COLUMN_MAX, "column_max", wrt=[0])(ties, np.array([1.0, 1.0]))
     np.testing.assert_array_equal(gradient, [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
 
 

@@ -116,5 +116,5 @@ def test_forward_and_reverse_mode_agree(kinds, final, n, seed):
     tx, tw, cotangent = rng.standard_normal(n), np.float64(rng.standard_normal()), np.float64(rng.standard_normal())
     forward = check_jvp(source, "f", [x, w, perm], wrt=[0, 1], tangents=[tx, tw], rtol=1e-5, atol=1e-7)
     _, tangent = forward(x, w, perm, tx, tw)
-    _, gx, gw = soac.vjp(source, "f", wrt=[0, 1])(x, w, perm, cotangent)
+    _, gx, gw = soac.mlir.vjp(source, "f", wrt=[0, 1])(x, w, perm, cotangent)
     np.testing.assert_allclose(tangent * cotangent, tx @ gx + tw * gw, rtol=1e-10, atol=1e-12)

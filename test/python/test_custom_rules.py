@@ -22,9 +22,9 @@ def test_custom_rules_in_ir_replace_a_body_without_rules():
     check_vjp(ANGLE, "angle", args, wrt=[0, 1])
     check_vjp(ANGLE, "angle", args, wrt=[1])
     check_jvp(ANGLE, "angle", args, wrt=[0, 1])
-    lanes = soac.jvp(ANGLE, "angle", wrt=[0], width=2)(*args, np.array([1.0, 2.0]))[1]
+    lanes = soac.mlir.jvp(ANGLE, "angle", wrt=[0], width=2)(*args, np.array([1.0, 2.0]))[1]
     np.testing.assert_allclose(lanes, np.array([1.0, 2.0]) * -1.3 / (0.7**2 + 1.3**2), rtol=1e-12)
-    gradients = soac.vjp(ANGLE, "angle", wrt=[1], width=2)(*args, np.array([1.0, 2.0]))[1]
+    gradients = soac.mlir.vjp(ANGLE, "angle", wrt=[1], width=2)(*args, np.array([1.0, 2.0]))[1]
     np.testing.assert_allclose(gradients, np.array([1.0, 2.0]) * -0.7 / (0.7**2 + 1.3**2), rtol=1e-12)
 
 
@@ -88,4 +88,4 @@ def test_wrong_custom_signatures_are_errors():
       return %x : f64
     }"""
     with pytest.raises(soac.LoweringError, match=r"names @square_vjp as its soac.custom_vjp, of type '\(f64\) -> f64', but it must be '\(f64, f64\) -> \(f64, f64\)'"):
-        soac.grad(source, "square")
+        soac.mlir.grad(source, "square")

@@ -104,7 +104,7 @@ def test_ops_without_forward_rules_are_errors_at_their_location():
       return %r : tensor<?xf64>
     }"""
     with pytest.raises(soac.LoweringError, match=r"-:5:14: error: 'math.atan2' op has no forward-mode derivative rule"):
-        soac.jvp(source, "f")
+        soac.mlir.jvp(source, "f")
 
 
 QUADRATIC = """
@@ -174,7 +174,7 @@ func.func @looped(%x: tensor<?xf64>, %w: f64, %k: index) -> f64 {
 def test_hvp_of_a_quadratic_form_is_exact():
     B = rng.standard_normal((5, 5))
     A, x, v = B + B.T, rng.standard_normal(5), rng.standard_normal(5)
-    hvp = soac.hvp(QUADRATIC, "quadratic", wrt=[1])
+    hvp = soac.mlir.hvp(QUADRATIC, "quadratic", wrt=[1])
     np.testing.assert_allclose(hvp(A, x, v), A @ v, rtol=1e-12)
     np.testing.assert_allclose(soac.interpret(hvp.module, hvp.function, A, x, v), A @ v, rtol=1e-12)
 
@@ -182,8 +182,8 @@ def test_hvp_of_a_quadratic_form_is_exact():
 @pytest.mark.parametrize("steps", [0, 3])
 def test_hvp_of_a_program_with_map_reduce_and_loop(steps):
     x, w, v = rng.standard_normal(6), np.float64(0.7), rng.standard_normal(6)
-    hvp = soac.hvp(QUADRATIC, "looped", wrt=[0])
-    grad = soac.grad(QUADRATIC, "looped", wrt=[0])
+    hvp = soac.mlir.hvp(QUADRATIC, "looped", wrt=[0])
+    grad = soac.mlir.grad(QUADRATIC, "looped", wrt=[0])
     # H·v = d/dε ∇f(x + εv): central differences of the gradient
     step = 1e-6
     expected = (grad(x + step * v, w, steps) - grad(x - step * v, w, steps)) / (2 * step)
@@ -199,21 +199,21 @@ def test_reverse_over_forward():
     }"""
     B = rng.standard_normal((4, 4))
     A, x, t = B + B.T, rng.standard_normal(4), rng.standard_normal(4)
-    np.testing.assert_allclose(soac.grad(source, "directional", wrt=[1])(A, x, t), A @ t, rtol=1e-12)
+    np.testing.assert_allclose(soac.mlir.grad(source, "directional", wrt=[1])(A, x, t), A @ t, rtol=1e-12)
 
 
 def test_jacobians_forward_and_reverse_agree_with_finite_differences():
     A, x = rng.standard_normal((3, 4)), rng.standard_normal(4)
     program = SOFTMAX_MATVEC
-    forward = soac.jacfwd(program, "softmax_matvec", wrt=1)(A, x)
-    reverse = soac.jacrev(program, "softmax_matvec", wrt=1)(A, x)
+    forward = soac.mlir.jacfwd(program, "softmax_matvec", wrt=1)(A, x)
+    reverse = soac.mlir.jacrev(program, "softmax_matvec", wrt=1)(A, x)
     primal = soac.compile(program, "softmax_matvec")
     expected = np.stack([finite_difference_vjp(primal, [A, x], [1], [row])[0] for row in np.eye(3)])
     assert forward.shape == reverse.shape == (3, 4)
     np.testing.assert_allclose(forward, expected, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(reverse, expected, rtol=1e-6, atol=1e-9)
     # matvec is linear in x: its Jacobian is A
-    np.testing.assert_allclose(soac.jacfwd(LIBRARY, "matvec", wrt=1)(A, x), A, rtol=1e-12)
+    np.testing.assert_allclose(soac.mlir.jacfwd(LIBRARY, "matvec", wrt=1)(A, x), A, rtol=1e-12)
 
 
 # Programs for the vector-mode tests: (source, function, arguments, wrt).
@@ -231,8 +231,8 @@ LANE_CASES = [
 def test_vector_mode_equals_one_jvp_per_lane(source, function, make_args, wrt):
     args, width = make_args(), 3
     stacks = [np.stack([np.asarray(rng.standard_normal(np.shape(args[w]))) for _ in range(width)]) for w in wrt]
-    vector = soac.jvp(source, function, wrt=wrt, width=width)
-    single = soac.jvp(source, function, wrt=wrt)
+    vector = soac.mlir.jvp(source, function, wrt=wrt, width=width)
+    single = soac.mlir.jvp(source, function, wrt=wrt)
     got = vector(*args, *stacks)
     lanes = [single(*args, *[s[lane] if s[lane].shape else s[lane][()] for s in stacks]) for lane in range(width)]
     lanes = [lane if isinstance(lane, tuple) else (lane,) for lane in lanes]
@@ -246,7 +246,7 @@ def test_vector_mode_equals_one_jvp_per_lane(source, function, make_args, wrt):
 def test_jacfwd_in_chunks_pads_the_last_one():
     A, x = rng.standard_normal((3, 5)), rng.standard_normal(5)
     for width in (1, 2, 5, 8):  # 5 columns: chunks of 2 leave a padded last chunk
-        np.testing.assert_allclose(soac.jacfwd(LIBRARY, "matvec", wrt=1, width=width)(A, x), A, rtol=1e-12)
+        np.testing.assert_allclose(soac.mlir.jacfwd(LIBRARY, "matvec", wrt=1, width=width)(A, x), A, rtol=1e-12)
 
 
 def test_static_and_dynamic_shapes_meet_in_a_body():
@@ -259,8 +259,8 @@ def test_vector_mode_vjp_equals_one_vjp_per_lane(source, function, make_args, wr
     results = soac.compile(source, function)(*args)
     results = results if isinstance(results, tuple) else (results,)
     stacks = [np.stack([np.asarray(rng.standard_normal(np.shape(r))) for _ in range(width)]) for r in results]
-    vector = soac.vjp(source, function, wrt=wrt, width=width)
-    single = soac.vjp(source, function, wrt=wrt)
+    vector = soac.mlir.vjp(source, function, wrt=wrt, width=width)
+    single = soac.mlir.vjp(source, function, wrt=wrt)
     got = vector(*args, *stacks)
     lanes = [single(*args, *[s[lane] if s[lane].shape else s[lane][()] for s in stacks]) for lane in range(width)]
     lanes = [lane if isinstance(lane, tuple) else (lane,) for lane in lanes]
@@ -281,4 +281,4 @@ def test_vector_mode_vjp_equals_one_vjp_per_lane(source, function, make_args, wr
 def test_jacrev_in_chunks_pads_the_last_one():
     A, x = rng.standard_normal((5, 3)), rng.standard_normal(3)
     for width in (1, 2, 5, 8):  # 5 rows: chunks of 2 leave a padded last chunk
-        np.testing.assert_allclose(soac.jacrev(LIBRARY, "matvec", wrt=1, width=width)(A, x), A, rtol=1e-12)
+        np.testing.assert_allclose(soac.mlir.jacrev(LIBRARY, "matvec", wrt=1, width=width)(A, x), A, rtol=1e-12)

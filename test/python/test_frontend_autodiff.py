@@ -77,14 +77,14 @@ def test_grad_of_a_while_loop_with_checkpoints():
     np.testing.assert_allclose(soac.grad(f)(x), finite_difference_vjp(soac.jit(f), [x], [0], [1.0])[0], rtol=1e-6)
 
 
-def test_modules_still_go_to_the_module_path():
+def test_soac_mlir_differentiates_modules():
     program = """
     func.func @sq(%x: f64) -> f64 {
       %y = arith.mulf %x, %x : f64
       return %y : f64
     }"""
-    assert soac.grad(program, "sq")(np.float64(3.0)) == 6.0
-    assert isinstance(soac.vjp(program, "sq"), soac.Derivative)
+    assert soac.mlir.grad(program, "sq")(np.float64(3.0)) == 6.0
+    assert isinstance(soac.mlir.vjp(program, "sq"), soac.Derivative)
 
 
 def test_jvp_and_hvp_against_finite_differences():
@@ -98,3 +98,10 @@ def test_jvp_and_hvp_against_finite_differences():
     gradient = soac.grad(loss)
     expected = (gradient(x + step * v) - gradient(x - step * v)) / (2 * step)
     np.testing.assert_allclose(soac.hvp(loss, (x,), (v,))[0], expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "vjp", "jvp", "hvp", "jacfwd", "jacrev"])
+def test_python_transforms_point_modules_to_soac_mlir(transform):
+    with pytest.raises(TypeError, match=rf"soac\.mlir\.{transform}\(module, function_name"):
+        args = ((), ()) if transform in ("jvp", "hvp") else ()
+        getattr(soac, transform)("func.func @f(%x: f64) -> f64 { return %x : f64 }", *args)

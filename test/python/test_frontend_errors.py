@@ -54,11 +54,6 @@ def test_values_that_cannot_be_traced():
         soac.jit(lambda x: x)({1.0, 2.0})  # lists, tuples and dicts are pytrees; a set is not
 
 
-def test_operations_outside_a_trace():
-    with pytest.raises(soac.TraceError, match="inside a traced function"):
-        soac.map(lambda v: v, np.ones(2))
-
-
 def test_python_control_flow_on_traced_values():
     def f(x):
         if x > 0.0:  # PYTHON-IF

@@ -31,7 +31,7 @@ LAYOUT = [
     "_numpy", "_numpy.shapes", "_numpy.ufuncs", "_numpy.creation", "_numpy.manipulation", "_numpy.reductions", "_numpy.products", "_numpy.nn", "_numpy.linalg", "_numpy.updates",
     "_numpy.array_methods", "numpy",
     # 6. entry points
-    "jit", "transforms", "batching", "lax", "custom",
+    "jit", "eager", "transforms", "batching", "lax", "custom",
     "",
 ]
 

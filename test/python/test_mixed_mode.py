@@ -50,7 +50,7 @@ def hm_lstm_inputs(n: int, control: str):
 def test_hm_lstm_cell_gradient(control):
     args = hm_lstm_inputs(5, control)
     mixed = check_vjp(HM_LSTM, "hm_lstm_cell", args, wrt=[0, 1, 2, 3], mixed_mode=True)
-    reverse = soac.vjp(HM_LSTM, "hm_lstm_cell", wrt=[0, 1, 2, 3])
+    reverse = soac.mlir.vjp(HM_LSTM, "hm_lstm_cell", wrt=[0, 1, 2, 3])
     bar = rng.standard_normal((5, 5))
     for got, expected in zip(mixed(*args, bar), reverse(*args, bar)):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
@@ -79,9 +79,9 @@ def test_a_map_that_cannot_be_mixed_says_so_at_its_location():
       return %r : tensor<?x3xf64>
     }"""
     with pytest.raises(soac.LoweringError, match=r"-:3:12: error: 'soac.map' op cannot be differentiated in mixed mode"):
-        soac.vjp(source, "rows")
+        soac.mlir.vjp(source, "rows")
     # the global option skips the maps it cannot mix
-    gradient = soac.vjp(source.replace(" {soac.mixed_mode = true}", ""), "rows", mixed_mode=True)
+    gradient = soac.mlir.vjp(source.replace(" {soac.mixed_mode = true}", ""), "rows", mixed_mode=True)
     m = rng.standard_normal((2, 3))
     np.testing.assert_array_equal(gradient(m, m)[1], m)
 

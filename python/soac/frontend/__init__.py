@@ -29,11 +29,12 @@ checks:
    namespace, and importing it attaches them. This package imports it, so
    arrays always have them.
 6. Entry points: ``jit`` (tracing a function into a ``func.func``, compiling,
-   caching), ``transforms`` (derivatives) and ``custom`` (derivatives given
+   caching), ``eager`` (the numpy layer called outside a trace runs through
+   ``jit``), ``transforms`` (derivatives) and ``custom`` (derivatives given
    by the user).
 """
 
-from . import lax, math, numpy  # numpy attaches Array's operators (_numpy/array_methods.py)
+from . import eager, lax, math, numpy  # numpy attaches Array's operators (_numpy/array_methods.py); eager runs them on numpy arrays
 from .array import Array
 from .batching import vmap
 from .combinators import iota, map, reduce, reduce_by_index, scan, scatter

@@ -10,7 +10,7 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mlir import ir
 
@@ -77,11 +77,20 @@ def without_soac_frames(error: BaseException) -> BaseException:
     return error.with_traceback(filtered)
 
 
+# How a located function called outside any trace runs: set by the eager
+# module (a later layer, which compiles it), so that ``soac.numpy.stack(xs)``
+# on numpy arrays computes at once, as ``jax.numpy`` does.
+run_eagerly: Callable[[Callable, tuple, dict], Any] | None = None
+
+
 def located(function: F) -> F:
-    """Emits the ops of ``function`` at the location of its user-level caller."""
+    """Emits the ops of ``function`` at the location of its user-level caller;
+    called outside a trace, runs it eagerly (see :data:`run_eagerly`)."""
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
+        if ir.Context.current is None and run_eagerly is not None:
+            return run_eagerly(function, args, kwargs)
         with user_location():
             return function(*args, **kwargs)
 

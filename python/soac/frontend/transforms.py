@@ -12,9 +12,8 @@ expands it. The transforms that return functions return jitted ones;
 ``vjp`` and ``jvp``, which JAX evaluates at once, run compiled code when
 called outside a trace.
 
-The MLIR forms (a module or its text, and a function name) are
-:mod:`soac.autodiff`'s and :mod:`soac.forward`'s; ``soac.grad``,
-``soac.vjp``, ``soac.jvp``, ``soac.hvp`` still pass a module on to them.
+These take Python functions only: the derivatives of a function written
+in MLIR (a module or its text, and a function name) are :mod:`soac.mlir`'s.
 
 >>> import numpy as np, soac
 >>> soac.grad(lambda x: soac.numpy.sum(x * x))(np.array([1.0, 2.0, 3.0]))
@@ -32,7 +31,7 @@ from typing import Any
 
 from mlir import ir
 
-from .. import autodiff, builders, forward
+from .. import autodiff, builders
 from ..compiler import CpuOptions
 from . import combinators, tracing
 from .array import Array, coerce, lift
@@ -44,20 +43,15 @@ from ._numpy.manipulation import reshape, transpose
 Argnums = int | Sequence[int]
 
 
-def grad(fun: Any, *args: Any, **kwargs: Any) -> Any:
+def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
+         options: CpuOptions = CpuOptions()) -> Function:
     """``grad(fun, argnums=0, has_aux=False)``: the gradient of ``fun`` (which
     returns one float scalar, or ``(scalar, aux)`` with ``has_aux``) with
     respect to argument ``argnums`` (a tuple of gradients for a tuple of
     argnums), each shaped as its argument (a pytree of float arrays). With
-    ``has_aux``, returns ``(gradient, aux)``. For MLIR, see
-    :func:`soac.autodiff.grad`."""
-    if _is_mlir(fun):
-        return autodiff.grad(fun, *args, **kwargs)
-    return _grad(fun, *args, **kwargs)
+    ``has_aux``, returns ``(gradient, aux)``."""
+    _check_callable(fun, "grad")
 
-
-def _grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
-          options: CpuOptions = CpuOptions()) -> Function:
     def gradient(*args: Any) -> Any:
         traced = _trace(fun, args, argnums, has_aux=has_aux, scalar=True)
         gradients = autodiff.emit_vjp(traced.loss, traced.operands, traced.positions, scalar_seed=True)
@@ -75,6 +69,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool 
     >>> soac.value_and_grad(lambda x, y: x * y, argnums=(0, 1))(np.float64(3.0), np.float64(4.0))
     (np.float64(12.0), (np.float64(4.0), np.float64(3.0)))
     """
+    _check_callable(fun, "value_and_grad")
 
     def value_and_gradient(*args: Any) -> Any:
         traced = _trace(fun, args, argnums, has_aux=has_aux, scalar=True)
@@ -88,21 +83,18 @@ def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool 
     return _jitted(value_and_gradient, "value_and_grad", fun, options)
 
 
-def vjp(fun: Any, *primals: Any, has_aux: bool = False, **kwargs: Any) -> Any:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``vjp(fun, *primals)`` as in JAX: ``(fun(*primals), vjp_fn)``, where
     ``vjp_fn(cotangent)`` (a cotangent shaped as the output) returns a tuple
     with one gradient per primal (``None`` for an integer one). With
-    ``has_aux``, ``(out, vjp_fn, aux)``. For MLIR, see :func:`soac.autodiff.vjp`.
+    ``has_aux``, ``(out, vjp_fn, aux)``.
 
     >>> import numpy as np, soac
     >>> y, pullback = soac.vjp(soac.math.sin, np.array([0.0, np.pi / 2]))
     >>> pullback(np.array([1.0, 2.0]))
     (array([1.0000000e+00, 1.2246468e-16]),)
     """
-    if _is_mlir(fun):
-        return autodiff.vjp(fun, *primals, **kwargs)
-    if kwargs:
-        raise TypeError(f"vjp of a Python function takes no {', '.join(kwargs)}")
+    _check_callable(fun, "vjp")
     positions_all = tuple(range(len(primals)))
 
     def primal_out(*args: Any) -> Any:
@@ -130,20 +122,18 @@ def vjp(fun: Any, *primals: Any, has_aux: bool = False, **kwargs: Any) -> Any:
     return out, pullback
 
 
-def jvp(fun: Any, primals: Any = None, tangents: Any = None, *args: Any, has_aux: bool = False, **kwargs: Any) -> Any:
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
     """``jvp(fun, primals, tangents)`` as in JAX (forward mode): ``primals``
     and ``tangents`` are tuples with one entry per argument, and the result
     is ``(fun(*primals), tangent of the output)``. Integer arguments take no
-    tangent part (give anything, e.g. 0). For MLIR (a module and a function
-    name, then ``wrt``, ``width``), see :func:`soac.forward.jvp`.
+    tangent part (give anything, e.g. 0).
 
     >>> import numpy as np, soac
     >>> soac.jvp(lambda x: x * x, (np.array([1.0, 3.0]),), (np.array([1.0, 0.5]),))
     (array([1., 9.]), array([2., 3.]))
     """
-    if _is_mlir(fun):
-        return forward.jvp(fun, *([] if primals is None else [primals]), *args, **kwargs)
-    if args or kwargs or not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+    _check_callable(fun, "jvp")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents are tuples, one entry per argument")
     if len(primals) != len(tangents):
         raise TraceError(f"jvp of {_name(fun)}: {len(primals)} primals but {len(tangents)} tangents")
@@ -167,23 +157,23 @@ def jvp(fun: Any, primals: Any = None, tangents: Any = None, *args: Any, has_aux
     return _jitted(push_forward, "jvp", fun, CpuOptions())(tuple(primals), tuple(tangents))
 
 
-def hvp(fun: Any, primals: Any = None, tangents: Any = None, *args: Any, **kwargs: Any) -> Any:
+def hvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """``hvp(fun, primals, tangents)``: the Hessian of ``fun`` (one float scalar
     out) at ``primals`` times ``tangents``, forward over reverse as JAX's
     cookbook defines it (``jvp(grad(fun, argnums=all), primals, tangents)[1]``):
-    a tuple with one product per argument. For MLIR, see :func:`soac.forward.hvp`.
+    a tuple with one product per argument.
 
     >>> import numpy as np, soac
     >>> soac.hvp(lambda x: soac.numpy.sum(x * x * x), (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))
     (array([ 6., 12.]),)
     """
-    if _is_mlir(fun):
-        return forward.hvp(fun, *([] if primals is None else [primals]), *args, **kwargs)
+    _check_callable(fun, "hvp")
     argnums = tuple(range(len(primals)))
-    return jvp(_grad(fun, argnums), tuple(primals), tuple(tangents))[1]
+    return jvp(grad(fun, argnums), tuple(primals), tuple(tangents))[1]
 
 
-def jacrev(fun: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> Any:
+def jacrev(fun: Callable[..., Any], argnums: int = 0, has_aux: bool = False, *,
+           options: CpuOptions = CpuOptions()) -> Function:
     """The Jacobian of ``fun`` with respect to array argument ``argnums``, by
     rows: one vjp per output element, all inside one ``soac.map`` over the
     output's elements. Its shape is the output's, then the argument's.
@@ -192,22 +182,18 @@ def jacrev(fun: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> 
     >>> soac.jacrev(lambda x: x[1:] * x[:-1])(np.array([1.0, 2.0, 3.0]))
     array([[2., 1., 0.],
            [0., 3., 2.]])
-
-    For MLIR (a module, a function name, ``wrt``), see :func:`soac.forward.jacrev`.
     """
-    if _is_mlir(fun):
-        return forward.jacrev(fun, argnums, **kwargs)
-    return _jacobian(fun, argnums, has_aux, kwargs.pop("options", CpuOptions()), reverse=True)
+    _check_callable(fun, "jacrev")
+    return _jacobian(fun, argnums, has_aux, options, reverse=True)
 
 
-def jacfwd(fun: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> Any:
+def jacfwd(fun: Callable[..., Any], argnums: int = 0, has_aux: bool = False, *,
+           options: CpuOptions = CpuOptions()) -> Function:
     """The Jacobian of ``fun`` with respect to array argument ``argnums``, by
     columns: one jvp per element of the argument, inside one ``soac.map``.
-    Its shape is the output's, then the argument's (as :func:`jacrev`). For
-    MLIR, see :func:`soac.forward.jacfwd`."""
-    if _is_mlir(fun):
-        return forward.jacfwd(fun, argnums, **kwargs)
-    return _jacobian(fun, argnums, has_aux, kwargs.pop("options", CpuOptions()), reverse=False)
+    Its shape is the output's, then the argument's (as :func:`jacrev`)."""
+    _check_callable(fun, "jacfwd")
+    return _jacobian(fun, argnums, has_aux, options, reverse=False)
 
 
 def hessian(fun: Callable[..., Any], argnums: int = 0, *, options: CpuOptions = CpuOptions()) -> Function:
@@ -355,8 +341,13 @@ def _results(callee) -> list[ir.Type]:
     return list(ir.FunctionType(callee.function_type.value).results)
 
 
-def _is_mlir(fun: Any) -> bool:
-    return isinstance(fun, (ir.Module, str))
+def _check_callable(fun: Any, transform: str) -> None:
+    """Refuses what is not a Python function, pointing MLIR to :mod:`soac.mlir`."""
+    if isinstance(fun, (ir.Module, str)):
+        raise TypeError(f"soac.{transform} takes a Python function; for a function in an MLIR module, "
+                        f"use soac.mlir.{transform}(module, function_name, ...)")
+    if not callable(fun):
+        raise TypeError(f"soac.{transform} takes a Python function, got {type(fun).__name__}")
 
 
 def _name(fun: Any) -> str:
