@@ -164,6 +164,30 @@ def test_lax_scan_runs_and_differentiates():
     np.testing.assert_array_equal(ys, [5.0, 6.0, 0.0])
 
 
+def test_lax_scan_gradients_with_several_stacked_outputs_and_reverse():
+    def f(w, xs):
+        def step(c, x):
+            c = jnp.tanh(w * c + x)
+            return c, (c * c, jnp.stack([c, x * c]))  # a scalar and a row per step
+
+        _, (squares, rows) = soac.lax.scan(step, 0.5, xs, reverse=True)
+        return jnp.sum(squares) + jnp.sum(rows[:, 1] * jnp.arange(xs.shape[0]))
+
+    def numpy_f(w, xs):
+        c, squares, rows = 0.5, [], []
+        for x in xs[::-1]:
+            c = np.tanh(w * c + x)
+            squares.append(c * c)
+            rows.append(x * c)
+        return np.sum(squares) + np.sum(np.array(rows[::-1]) * np.arange(len(xs)))
+
+    w, xs = 0.7, rng.standard_normal(9)
+    assert soac.jit(f)(w, xs) == pytest.approx(numpy_f(w, xs), rel=1e-12)
+    gw, gxs = soac.grad(f, argnums=(0, 1))(w, xs)
+    assert gw == pytest.approx(numeric_gradient(f, [np.float64(w), xs], 0), rel=1e-6)
+    np.testing.assert_allclose(gxs, numeric_gradient(f, [np.float64(w), xs], 1), rtol=1e-6, atol=1e-9)
+
+
 def test_against_jax_when_installed():
     jax = pytest.importorskip("jax", reason="JAX is not installed (pip install -r bench/requirements.txt)")
     jax.config.update("jax_enable_x64", True)

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
@@ -78,10 +79,45 @@ scf::ForOp forwardRun(scf::ForOp loop, AdjointBuilder &a) {
   return ancestor && forward->isBeforeInBlock(ancestor) ? forward : nullptr;
 }
 
+/// Whether `use` is the destination of a tensor.insert or insert_slice.
+bool isWriteDestination(OpOperand &use) {
+  if (auto insert = dyn_cast<tensor::InsertOp>(use.getOwner()))
+    return &use == &insert.getDestMutable();
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner()))
+    return &use == &insert.getDestMutable();
+  return false;
+}
+
+/// Whether the loop only writes into its carried value `j`: the iteration
+/// argument is read by nothing but tensor.dim and one insert (or
+/// insert_slice) in the body as its destination, whose result is yielded as
+/// value `j` and used by nothing else. The value at the start of an
+/// iteration is then never observed, only its shape, which every iteration
+/// keeps: the loop's stacked outputs (soac.lax.scan), whose checkpoints
+/// would copy the whole stack per iteration.
+bool isOnlyWritten(scf::ForOp loop, unsigned j) {
+  BlockArgument arg = loop.getRegionIterArgs()[j];
+  Operation *write = nullptr;
+  for (OpOperand &use : arg.getUses()) {
+    if (isa<tensor::DimOp>(use.getOwner()))
+      continue;
+    if (write || !isWriteDestination(use) ||
+        use.getOwner()->getBlock() != loop.getBody())
+      return false;
+    write = use.getOwner();
+  }
+  if (!write || !write->getResult(0).hasOneUse())
+    return false;
+  OpOperand &yielded = *write->getResult(0).use_begin();
+  return yielded.getOwner() == loop.getBody()->getTerminator() &&
+         yielded.getOperandNumber() == j;
+}
+
 } // namespace
 
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
-/// start of the iteration (the only tape soac keeps). They are recorded by
+/// start of the iteration (the only tape soac keeps), less those the loop
+/// only writes into (isOnlyWritten), whose restored value would go unread. They are recorded by
 /// the loop's run in the forward code when its results are visible here
 /// (that run is replaced by the recording one), else by a second forward
 /// run. The return sweep runs the iterations backwards; each restores its
@@ -104,21 +140,25 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   // Forward again, saving the carried values of every iteration.
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value one = arith::ConstantIndexOp::create(b, 1);
-  SmallVector<Value> carried(inits);
-  for (Value init : inits)
-    carried.push_back(emptyRows(b, trips, init));
   size_t n = inits.size();
+  SmallVector<unsigned> saved;
+  for (unsigned j = 0; j < n; ++j)
+    if (!isOnlyWritten(loop, j))
+      saved.push_back(j);
+  SmallVector<Value> carried(inits);
+  for (unsigned j : saved)
+    carried.push_back(emptyRows(b, trips, inits[j]));
   auto record = scf::ForOp::create(
       b, zero, trips, one, carried,
       [&](OpBuilder &nested, Location loc, Value k, ValueRange state) {
         ImplicitLocOpBuilder ib(loc, nested);
-        SmallVector<Value> saved;
-        for (auto [value, store] : llvm::zip(state.take_front(n), state.drop_front(n)))
-          saved.push_back(insertRow(ib, value, store, k));
+        SmallVector<Value> stored;
+        for (auto [j, store] : llvm::zip(saved, state.drop_front(n)))
+          stored.push_back(insertRow(ib, state[j], store, k));
         SmallVector<Value> args{inductionValue(ib, lb, step, k)};
         llvm::append_range(args, state.take_front(n));
         SmallVector<Value> next = a.cloneBlock(ib, body, args);
-        llvm::append_range(next, saved);
+        llvm::append_range(next, stored);
         scf::YieldOp::create(ib, next);
       });
   SmallVector<Value> checkpoints =
@@ -156,8 +196,12 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
         AdjointBuilder scope(ib, a.activity(), body, &a, a.symbolTables(),
                              /*sparseFreeReads=*/false);
         scope.mapPrimal(loop.getInductionVar(), iv);
-        for (auto [arg, store] : llvm::zip(loop.getRegionIterArgs(), checkpoints))
-          scope.mapPrimal(arg, extractRow(ib, store, k));
+        // A value only written into gets its initial value, of the same
+        // shape: re-executed, the write into it is dead.
+        for (auto [j, arg] : llvm::enumerate(loop.getRegionIterArgs()))
+          scope.mapPrimal(arg, inits[j]);
+        for (auto [j, store] : llvm::zip(saved, checkpoints))
+          scope.mapPrimal(loop.getRegionIterArgs()[j], extractRow(ib, store, k));
         scope.reexecute(body);
         Operation *yield = body.getTerminator();
         for (auto [position, j] : llvm::enumerate(activeCarried))

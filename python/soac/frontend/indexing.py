@@ -219,6 +219,30 @@ def _extract_slice(array: Array, positions: list[Index], slices: list[Slice | No
     return Array(op.result)
 
 
+def set_row(array: Array, position: Index, row: Array) -> Array:
+    """``array`` with row ``position`` replaced by ``row`` (shaped as a row,
+    of ``array``'s dtype): ``tensor.insert`` or ``tensor.insert_slice``,
+    which bufferize in place in a loop. ``position`` must be in range (the
+    caller's guarantee, e.g. a loop counter bounded by the leading size): a
+    loop whose carried array only receives rows this way is one that
+    soac-autodiff need not checkpoint (see the scf.for rule)."""
+    element = ir.RankedTensorType(array.value.type).element_type
+    if array.ndim == 1:
+        return Array(tensor.insert(row.value, array.value, [as_value(position)]))
+    sizes = [1, *(dim(array, axis) for axis in range(1, array.ndim))]
+    dynamic = ir.ShapedType.get_dynamic_size()
+    slice_type = ir.RankedTensorType.get([s if isinstance(s, int) else dynamic for s in sizes[1:]], element)
+    source = row.value if row.value.type == slice_type else tensor.cast(slice_type, row.value)
+    offsets = [position, *([0] * (array.ndim - 1))]
+    op = tensor.InsertSliceOp(
+        source, array.value,
+        [o for o in offsets if not isinstance(o, int)], [s for s in sizes if not isinstance(s, int)], [],
+        [o if isinstance(o, int) else dynamic for o in offsets], [s if isinstance(s, int) else dynamic for s in sizes],
+        [1] * array.ndim,
+    )
+    return Array(op.result)
+
+
 def _new_axes(array: Array, key: list[Any]) -> Array:
     """``array`` (the selection of ``key`` without its Nones) with an axis of
     size 1 for each ``None`` of ``key``, where it stands among the kept axes."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .array import lift
+from .array import Array, index, lift
+from .indexing import set_row
 from .combinators import map  # noqa: A004  (lax.map, as JAX names it)
 from .control import cond, fori_loop, while_loop
 from .locations import TraceError, located
@@ -30,13 +31,12 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     leading axis of ``xs`` (a pytree of arrays; ``None`` with ``length``),
     returning the last carry and the ``y`` stacked (a pytree too).
 
-    It is an ``scf.for`` (``soac.fori_loop``): reverse mode keeps one
-    checkpoint of the carried values per iteration, and those include the
-    stacked outputs written so far, so a gradient through a scan with large
-    outputs takes memory quadratic in the length (``soac.fori_loop``'s
-    ``checkpoint_levels`` trades it for recomputation). The first step runs
-    before the loop (it gives the outputs' shapes), so the length must be at
-    least 1.
+    It is an ``scf.for`` (``soac.fori_loop``) carrying the carry and the
+    stacked outputs, into which each step writes its row in place. Reverse
+    mode keeps one checkpoint of the carry per iteration, but none of the
+    stacked outputs (the loop only writes them), so a gradient costs time
+    and memory linear in the length. The first step runs before the loop (it
+    gives the outputs' shapes), so the length must be at least 1.
     """
     leaves, _ = tree_flatten(xs)
     if length is None:
@@ -50,12 +50,15 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     def position(i: Any) -> Any:
         return length - 1 - i if reverse else i
 
+    def write(buffer: Array, i: Any, y: Any) -> Array:
+        return set_row(buffer, index(position(i)), lift(y).astype(buffer.dtype))
+
     carry, first = f(init, step_input(position(0)))
-    stacked = tree_map(lambda y: zeros((length, *lift(y).shape), lift(y).dtype).at[position(0)].set(y), first)
+    stacked = tree_map(lambda y: write(zeros((length, *lift(y).shape), lift(y).dtype), 0, y), first)
 
     def body(i: Any, state: tuple[Any, Any]) -> tuple[Any, Any]:
         carry, ys = state
         carry, y = f(carry, step_input(position(i)))
-        return carry, tree_map(lambda buffer, value: buffer.at[position(i)].set(value), ys, y)
+        return carry, tree_map(lambda buffer, value: write(buffer, i, value), ys, y)
 
     return fori_loop(1, length, body, (carry, stacked))
