@@ -1,7 +1,9 @@
 # soac: every target sets up what it needs on a fresh machine.
 #
 #   make demo    build, then parse/verify/print a soac program with soac-opt and Python
-#   make test    build, then run the lit suite and pytest (fails if either fails)
+#   make test    build, then run the lit suite and pytest, and build the docs (fails if any fails)
+#   make docs    build, then the HTML documentation in build/docs (API reference from the
+#                docstrings, the pages of docs/), with warnings as errors
 #   make bench   build, then run the benchmarks and update docs/benchmarks.md
 #   make fuzz    build, then run the IR mutation fuzzer (FUZZ_COUNT mutants from FUZZ_SEED)
 #   make asan    build soac-opt and the runtime with AddressSanitizer in build-asan/, then
@@ -22,7 +24,7 @@ SOURCES := CMakeLists.txt pyproject.toml \
 	$(shell find dialect passes runtime tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.c' -o -name '*.h' \
 		-o -name '*.py' -o -name 'CMakeLists.txt' \) 2>/dev/null)
 
-.PHONY: all build demo test lit pytest bench fuzz asan asan-build clean
+.PHONY: all build demo test lit pytest docs bench fuzz asan asan-build clean
 
 all: build
 
@@ -54,12 +56,24 @@ lit: build
 pytest: build
 	$(BIN)/python -m pytest
 
-# Both suites always run; the target fails if either did.
-test: build
+# Sphinx and MyST, installed once per change of the list.
+DOCS_REQUIREMENTS := $(VENV)/.docs-requirements-installed
+$(DOCS_REQUIREMENTS): docs/requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r docs/requirements.txt
+	touch $@
+
+# Both suites and the docs build always run; the target fails if any did.
+test: build $(DOCS_REQUIREMENTS)
 	@status=0; \
 	$(BIN)/lit -sv test || status=1; \
 	$(BIN)/python -m pytest || status=1; \
+	$(MAKE) --no-print-directory docs || status=1; \
 	exit $$status
+
+# -W: a warning (a broken reference, a malformed docstring) fails the build.
+docs: build $(DOCS_REQUIREMENTS)
+	$(BIN)/sphinx-build -q -W --keep-going -b html docs build/docs
+	@echo "the documentation: build/docs/index.html"
 
 # The benchmarks' own requirements (JAX, PyTorch, matplotlib), installed once per change of the list.
 BENCH_REQUIREMENTS := $(VENV)/.bench-requirements-installed
