@@ -188,6 +188,46 @@ def test_lax_scan_gradients_with_several_stacked_outputs_and_reverse():
     np.testing.assert_allclose(gxs, numeric_gradient(f, [np.float64(w), xs], 1), rtol=1e-6, atol=1e-9)
 
 
+def _pytree_model(p, x):
+    return jnp.sin(p["b"] @ (p["a"] * x)), jnp.sum(p["a"] ** 2 * x)
+
+
+def test_jacobians_of_pytrees_and_tuples_of_argnums():
+    p = {"a": rng.standard_normal(3), "b": rng.standard_normal((2, 3))}
+    x = rng.standard_normal(3)
+    for transform in (soac.jacrev, soac.jacfwd):
+        (out0, out1) = transform(_pytree_model, argnums=(0, 1))(p, x)
+        (d_p, d_x) = out0  # d sin(b @ (a * x)): a dict of blocks for p, one block for x
+        assert d_p["a"].shape == (2, 3) and d_p["b"].shape == (2, 2, 3) and d_x.shape == (2, 3)
+        assert out1[0]["b"].shape == (2, 3) and out1[1].shape == (3,)
+        for k in range(3):  # central differences in a[k]
+            e = np.zeros(3)
+            e[k] = 1e-6
+            plus = soac.jit(_pytree_model)({**p, "a": p["a"] + e}, x)
+            minus = soac.jit(_pytree_model)({**p, "a": p["a"] - e}, x)
+            np.testing.assert_allclose(d_p["a"][:, k], (plus[0] - minus[0]) / 2e-6, rtol=1e-6, atol=1e-9)
+            assert out1[0]["a"][k] == pytest.approx((plus[1] - minus[1]) / 2e-6, rel=1e-6)
+
+
+def test_jacobians_and_hessians_match_jax_on_pytrees_when_installed():
+    jax = pytest.importorskip("jax", reason="JAX is not installed (pip install -r bench/requirements.txt)")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jjnp
+
+    p = {"a": rng.standard_normal(3), "b": rng.standard_normal((2, 3))}
+    x = rng.standard_normal(3)
+    jax_model = lambda p, x: (jjnp.sin(p["b"] @ (p["a"] * x)), jjnp.sum(p["a"] ** 2 * x))  # noqa: E731
+    scalar = lambda m: lambda p, x: m.sum(m.sin(p["b"] @ (p["a"] * x)))  # noqa: E731
+    cases = [(getattr(soac, name)(_pytree_model, argnums=argnums), getattr(jax, name)(jax_model, argnums=argnums))
+             for name in ("jacrev", "jacfwd") for argnums in (0, 1, (0, 1))]
+    cases.append((soac.hessian(scalar(jnp), argnums=(0, 1)), jax.hessian(scalar(jjnp), argnums=(0, 1))))
+    for ours, theirs in cases:
+        ours, theirs = ours(p, x), theirs(p, x)
+        assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 def test_against_jax_when_installed():
     jax = pytest.importorskip("jax", reason="JAX is not installed (pip install -r bench/requirements.txt)")
     jax.config.update("jax_enable_x64", True)

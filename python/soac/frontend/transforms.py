@@ -172,11 +172,14 @@ def hvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     return jvp(grad(fun, argnums), tuple(primals), tuple(tangents))[1]
 
 
-def jacrev(fun: Callable[..., Any], argnums: int = 0, has_aux: bool = False, *,
+def jacrev(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
            options: CpuOptions = CpuOptions()) -> Function:
-    """The Jacobian of ``fun`` with respect to array argument ``argnums``, by
-    rows: one vjp per output element, all inside one ``soac.map`` over the
-    output's elements. Its shape is the output's, then the argument's.
+    """The Jacobian of ``fun`` with respect to argument ``argnums``, by rows:
+    one vjp per output element, all inside one ``soac.map`` over the
+    output's elements. Each block's shape is the output's, then the
+    argument's; as in JAX, a tuple of ``argnums`` gives a tuple of
+    Jacobians, and pytree arguments and outputs give blocks in their
+    structure (the output's outside, the argument's inside).
 
     >>> import numpy as np, soac
     >>> soac.jacrev(lambda x: x[1:] * x[:-1])(np.array([1.0, 2.0, 3.0]))
@@ -187,52 +190,71 @@ def jacrev(fun: Callable[..., Any], argnums: int = 0, has_aux: bool = False, *,
     return _jacobian(fun, argnums, has_aux, options, reverse=True)
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int = 0, has_aux: bool = False, *,
+def jacfwd(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
            options: CpuOptions = CpuOptions()) -> Function:
-    """The Jacobian of ``fun`` with respect to array argument ``argnums``, by
+    """The Jacobian of ``fun`` with respect to argument ``argnums``, by
     columns: one jvp per element of the argument, inside one ``soac.map``.
-    Its shape is the output's, then the argument's (as :func:`jacrev`)."""
+    Shapes and structure as :func:`jacrev`'s."""
     _check_callable(fun, "jacfwd")
     return _jacobian(fun, argnums, has_aux, options, reverse=False)
 
 
-def hessian(fun: Callable[..., Any], argnums: int = 0, *, options: CpuOptions = CpuOptions()) -> Function:
-    """The Hessian of ``fun`` (one float scalar out): ``jacfwd(jacrev(fun))``, as in JAX.
+def hessian(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *,
+            options: CpuOptions = CpuOptions()) -> Function:
+    """The Hessian of ``fun`` (one float scalar out): ``jacfwd(jacrev(fun))``,
+    as in JAX (nested tuples for a tuple of ``argnums``, nested pytrees for
+    pytree arguments).
 
     >>> import numpy as np, soac
     >>> soac.hessian(lambda x: soac.numpy.sum(x * x * x))(np.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacrev(fun, argnums), argnums, options=options)
+    _check_callable(fun, "hessian")
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux, options=options)
 
 
-def _jacobian(fun: Callable[..., Any], argnums: int, has_aux: bool, options: CpuOptions, *, reverse: bool) -> Function:
-    if not isinstance(argnums, int):
-        raise TraceError("jacfwd/jacrev take one argument position (argnums as an int)")
-
+def _jacobian(fun: Callable[..., Any], argnums: Argnums, has_aux: bool, options: CpuOptions, *, reverse: bool) -> Function:
     def jacobian(*args: Any) -> Any:
-        x = lift(args[argnums])
-        if x.dtype.kind != "f":
-            raise TraceError(f"the Jacobian needs a float argument {argnums}, got {x!r}")
         value = fun(*args)
         out, aux = (value[0], value[1]) if has_aux else (value, None)
-        out = lift(out)
-        if reverse:
-            def row(k: Array) -> Array:
-                seed = reshape((combinators.iota(out.size) == k).astype(out.dtype), out.shape)
-                _, pullback = vjp(lambda v: _first(fun(*_replace(args, argnums, v)), has_aux), x)
-                return pullback(seed)[0]
+        out_leaves, out_tree = tree_flatten(out)
 
-            flat = combinators.map(row, combinators.iota(out.size))
-        else:
-            def column(k: Array) -> Array:
-                basis = reshape((combinators.iota(x.size) == k).astype(x.dtype), x.shape)
-                return jvp(lambda v: _first(fun(*_replace(args, argnums, v)), has_aux), (x,), (basis,))[1]
+        def block(o: int, position: int, leaves: list[Any], i: int) -> Array:
+            """d out_leaves[o] / d leaves[i], leaves those of argument ``position``."""
+            x = lift(leaves[i])
+            if x.dtype.kind != "f":
+                raise TraceError(f"the Jacobian needs float arguments; argument {position} holds {x!r}")
+            y = lift(out_leaves[o])
 
-            columns = combinators.map(column, combinators.iota(x.size))  # (x.size, *out.shape)
-            flat = transpose(reshape(columns, (x.size, out.size)))
-        result = reshape(flat, (*out.shape, *x.shape))
+            def output(v: Array) -> Array:
+                tree = tree_unflatten(tree_structure, [v if j == i else leaf for j, leaf in enumerate(leaves)])
+                return lift(tree_flatten(_first(fun(*_replace(args, position, tree)), has_aux))[0][o])
+
+            tree_structure = tree_flatten(args[position])[1]
+            if reverse:
+                def row(k: Array) -> Array:
+                    seed = reshape((combinators.iota(y.size) == k).astype(y.dtype), y.shape)
+                    return vjp(output, x)[1](seed)[0]
+
+                flat = combinators.map(row, combinators.iota(y.size))
+            else:
+                def column(k: Array) -> Array:
+                    basis = reshape((combinators.iota(x.size) == k).astype(x.dtype), x.shape)
+                    return jvp(output, (x,), (basis,))[1]
+
+                columns = combinators.map(column, combinators.iota(x.size))  # (x.size, *y.shape)
+                flat = transpose(reshape(columns, (x.size, y.size)))
+            return reshape(flat, (*y.shape, *x.shape))
+
+        def for_output(o: int) -> Any:
+            per_argument = []
+            for position in _as_tuple(argnums):
+                leaves, tree = tree_flatten(args[position])
+                per_argument.append(tree_unflatten(tree, [block(o, position, leaves, i) for i in range(len(leaves))]))
+            return per_argument[0] if isinstance(argnums, int) else tuple(per_argument)
+
+        result = tree_unflatten(out_tree, [for_output(o) for o in range(len(out_leaves))])
         return (result, aux) if has_aux else result
 
     return _jitted(jacobian, "jacrev" if reverse else "jacfwd", fun, options)
