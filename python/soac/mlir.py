@@ -12,6 +12,7 @@ printed or run on the reference interpreter::
     soac.mlir.hvp(module, "f")                    # (args..., vectors...) -> H·v
     soac.mlir.jacfwd(module, "f", wrt=1)          # by columns, vector-mode jvps
     soac.mlir.jacrev(module, "f", wrt=1)          # by rows, vector-mode vjps
+    soac.mlir.gradient_cost(module, "f")          # the vjp's work and memory against f's
 
 >>> import numpy as np, soac
 >>> program = '''
@@ -28,5 +29,6 @@ from __future__ import annotations
 
 from .autodiff import Derivative, grad, vjp
 from .forward import Jacobian, hvp, jacfwd, jacrev, jvp
+from .gradient_cost import GradientCost, gradient_cost
 
-__all__ = ["Derivative", "Jacobian", "grad", "hvp", "jacfwd", "jacrev", "jvp", "vjp"]
+__all__ = ["Derivative", "GradientCost", "Jacobian", "grad", "gradient_cost", "hvp", "jacfwd", "jacrev", "jvp", "vjp"]

@@ -18,7 +18,7 @@ from typing import Any
 from mlir import ir
 from mlir.dialects import func
 
-from .. import compiler
+from .. import compiler, gradient_cost
 from ..autodiff import _fresh_name as fresh_name
 from ..diagnostics import verify
 from ..errors import Error
@@ -204,6 +204,13 @@ class Function:
     def lower(self, target: str = "cpu", *, args: tuple = ()) -> str:
         """The lowered IR for ``args``' signature (the last one traced by default)."""
         return self._latest(args).lower(target)
+
+    def gradient_cost(self, *args: Any) -> list:
+        """The work and memory of every gradient in the trace for ``args``'
+        signature against its primal's, and what grows faster than the
+        primal (:class:`soac.mlir.GradientCost`), e.g.
+        ``soac.grad(f).gradient_cost(x)``."""
+        return gradient_cost.report(self._latest(args).module)
 
     def _latest(self, args: tuple) -> Traced:
         if args:

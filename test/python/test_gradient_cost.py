@@ -1,0 +1,68 @@
+"""The gradient-cost report (soac.gradient_cost): the work and memory of a
+vjp against its primal's, and the flags for what grows faster."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+import soac
+import soac.numpy as jnp
+from soac.gradient_cost import Polynomial, analyse
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_polynomials_compare_term_by_term():
+    n, k = Polynomial.symbol("n"), Polynomial.symbol("k")
+    primal = n * k + n
+    assert (n * k * Polynomial.constant(3.0) + k).uncovered(primal) == []
+    assert (n * n).uncovered(primal) == [(("n", 2),)]
+    assert str(n * n + Polynomial.constant(2.0) * n * k + Polynomial.constant(1.0)) == "2·k·n + n^2 + 1"
+    assert (n * k).substitute({"k": n}).terms == {(("n", 2),): 1.0}
+
+
+def test_a_dense_adjoint_per_row_is_flagged():
+    with soac.builders.ir.Context():  # the IR soac-autodiff made before adjoints were sparse at every depth
+        module = soac.parse_file(str(ROOT / "test/python/data/dense_nested_gather_vjp.mlir"))
+        cost = analyse(module, "conv", "conv__vjp_wrt_0_1")
+    assert len(cost.flags) == 2, cost
+    work, memory = cost.flags
+    assert work.startswith("work grows as x0^2") and "tensor.splat" in work
+    assert memory.startswith("memory grows as x0^2")
+
+
+def test_cheap_gradients_are_not_flagged():
+    library = (ROOT / "examples/soacs.mlir").read_text()
+    for function, wrt in (("sum_of_squares", None), ("gather_squares", [0])):
+        cost = soac.mlir.gradient_cost(library, function, wrt=wrt)
+        assert cost.flags == [], cost
+        assert 1.0 < cost.work_ratio() < 5.0, cost
+
+
+def test_a_scans_stacked_outputs_are_not_checkpointed_but_a_loop_that_reads_them_back_is():
+    def rnn(W, xs):
+        def step(h, x):
+            h = jnp.tanh(W @ h + x)
+            return h, jnp.sum(h ** 2)
+
+        return jnp.sum(soac.lax.scan(step, jnp.zeros(W.shape[0]), xs)[1])
+
+    (cost,) = soac.grad(rnn).gradient_cost(np.ones((3, 3)), np.ones((5, 3)))
+    assert cost.flags == [], cost  # W's rows and h have one size: the analysis learns it from the maps
+    program = (ROOT / "test/AutoDiff/stacked-outputs.mlir").read_text()
+    assert soac.mlir.gradient_cost(program, "stacked").flags == []
+    work, memory = soac.mlir.gradient_cost(program, "read_back").flags  # a checkpoint of the whole buffer per iteration
+    assert work.startswith("work grows as x1^2") and "tensor.insert_slice" in work
+    assert memory.startswith("memory grows as x1^2")
+
+
+def test_the_command_line_reports_every_vjp_and_fails_on_a_flag():
+    command = pathlib.Path(sys.executable).parent / "soac-gradient-cost"
+    out = subprocess.run([str(command), str(ROOT / "test/AutoDiff/stacked-outputs.mlir")], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "@stacked -> @stacked__vjp_wrt_0" in out.stdout and "@read_back -> @read_back__vjp_wrt_0" in out.stdout
+    assert out.stdout.count("ASYMPTOTICALLY WORSE") == 2  # read_back's work and memory
