@@ -48,6 +48,7 @@ with every size set to one value.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -178,7 +179,9 @@ class _Function:
         # (argument position, dimension) -> size, for arguments sized by others (a vjp's cotangents).
         self.argument_sizes = argument_sizes
         self._sizes: dict[tuple[int, int], Polynomial] = {}
-        self.contributions: list[tuple[Polynomial, str]] = []  # (work, where) of each op, for the flags
+        # (cost, where) of each op, for the flags.
+        self.contributions: list[tuple[Polynomial, str]] = []
+        self.memory_contributions: list[tuple[Polynomial, str]] = []
 
     # -- sizes -------------------------------------------------------------------------------------
 
@@ -381,17 +384,30 @@ class _Function:
             self.analysis.equal(first, self.size(other, 0))
         return first
 
-    def memory(self) -> Polynomial:
-        total = ZERO
-        for position, argument in enumerate(self.function.regions[0].blocks[0].arguments):
+    def memory(self) -> tuple[Polynomial, Polynomial]:
+        """The memory of the arguments and of the tensors the function
+        creates, and apart from it that of the checkpoints of its loops
+        (the tensor.empty stores an scf.for fills: the one tape of
+        re-execution), each tensor counted once."""
+        total, checkpoints = ZERO, ZERO
+        for argument in self.function.regions[0].blocks[0].arguments:
             total = total + self.elements(argument)
         for op in _walk(self.function.regions[0].blocks[0]):
             if op.operation.name in _IN_PLACE or op.operation.name.startswith(("func.", "soac.yield", "scf.yield")):
                 continue
             for result in op.results:
                 if isinstance(result.type, ir.RankedTensorType):
-                    total = total + self.elements(result)
-        return total
+                    size = self.elements(result)
+                    if op.operation.name == "tensor.empty" and _fills_a_loop(result):
+                        checkpoints = checkpoints + size
+                    else:
+                        total = total + size
+                        self.memory_contributions.append((size, _where(op)))
+        return total, checkpoints
+
+
+def _fills_a_loop(value: ir.Value) -> bool:
+    return any(use.owner.operation.name == "scf.for" for use in value.uses)
 
 
 class _Analysis:
@@ -490,8 +506,34 @@ def _terminator_of_function(function):
     return list(function.regions[0].blocks[0].operations)[-1]
 
 
+def _relative(location: str) -> str:
+    """``loc("/abs/file.py":3:4)`` as ``file.py:3:4``, relative to the working directory when inside it."""
+    match = re.fullmatch(r'loc\("(.*)":(\d+):(\d+)\)', location)
+    if not match:
+        return location
+    file = match.group(1)
+    cwd = os.getcwd() + os.sep
+    return f"{file[len(cwd):] if file.startswith(cwd) else file}:{match.group(2)}:{match.group(3)}"
+
+
 def _where(op) -> str:
-    return f"{op.operation.name} at {op.location}"
+    return f"{op.operation.name} at {_relative(str(op.location))}"
+
+
+@dataclass
+class Flag:
+    """A term of the gradient's ``cost`` ("work" or "memory") that grows as
+    ``grows_as`` where the primal's grows at most as ``primal``, and the
+    operations of the gradient whose cost has the term (work only)."""
+
+    cost: str
+    grows_as: str
+    primal: str
+    operations: list[str]
+
+    def __str__(self) -> str:
+        where = f": {'; '.join(self.operations)}" if self.operations else ""
+        return f"{self.cost} grows as {self.grows_as} (the primal's at most as {self.primal}){where}"
 
 
 @dataclass
@@ -499,8 +541,11 @@ class GradientCost:
     """The work and memory of ``gradient`` (the vjp soac-autodiff generated
     for ``function``) against the primal's, as polynomials in the sizes
     (``x<i>`` the leading size of argument i, ``x<i>_<d>`` its dimension d,
-    ``u<k>`` a size the analysis could not follow); ``flags`` lists every
-    construct of the gradient that grows faster than the primal."""
+    ``u<k>`` a size the analysis could not follow); ``checkpoints`` is the
+    memory of the loops' checkpoints, which re-execution needs (a loop's
+    states, about trips × state; ``checkpoint_levels`` reduces it) and which
+    is not flagged; ``flags`` lists every other term of the gradient's work
+    or memory that grows faster than the primal's."""
 
     function: str
     gradient: str
@@ -508,14 +553,16 @@ class GradientCost:
     gradient_work: Polynomial
     primal_memory: Polynomial
     gradient_memory: Polynomial
-    flags: list[str]
+    checkpoints: Polynomial
+    flags: list[Flag]
 
     def work_ratio(self, size: float = 1e6) -> float:
         """Gradient work over primal work, every size set to ``size``."""
         return self.gradient_work.at(size) / max(self.primal_work.at(size), 1.0)
 
     def memory_ratio(self, size: float = 1e6) -> float:
-        return self.gradient_memory.at(size) / max(self.primal_memory.at(size), 1.0)
+        """Gradient memory (checkpoints included) over primal memory, every size set to ``size``."""
+        return (self.gradient_memory.at(size) + self.checkpoints.at(size)) / max(self.primal_memory.at(size), 1.0)
 
     def __str__(self) -> str:
         lines = [
@@ -525,6 +572,7 @@ class GradientCost:
             f"          ratio {self.work_ratio(1e3):.3g} at sizes 1e3, {self.work_ratio(1e6):.3g} at 1e6",
             f"  memory: primal {self.primal_memory}",
             f"          gradient {self.gradient_memory}",
+            f"          checkpoints of loops {self.checkpoints}",
             f"          ratio {self.memory_ratio(1e3):.3g} at sizes 1e3, {self.memory_ratio(1e6):.3g} at 1e6",
         ]
         lines += [f"  ASYMPTOTICALLY WORSE: {flag}" for flag in self.flags] or ["  every term of the gradient is bounded by the primal's"]
@@ -549,19 +597,22 @@ def analyse(module: ir.Module, function: str, gradient: str) -> GradientCost:
             for dim in range(ir.RankedTensorType(value.type).rank):
                 argument_sizes[(primal_arguments + number, dim)] = primal.size(value, dim)
     derivative = analysis.analyse(gradient, argument_sizes)
-    costs = [primal.work(), derivative.work(), primal.memory(), derivative.memory()]
+    costs = [primal.work(), derivative.work(), *primal.memory(), *derivative.memory()]
     # Canonical only once every size is known: the equalities come from all of them.
-    primal_work, gradient_work, primal_memory, gradient_memory = (analysis.canonical(c) for c in costs)
-    derivative.contributions = [(analysis.canonical(work), where) for work, where in derivative.contributions]
+    primal_work, gradient_work, primal_memory, primal_checkpoints, gradient_memory, checkpoints = (
+        analysis.canonical(c) for c in costs)
+    primal_memory = primal_memory + primal_checkpoints
+    work_sources = [(analysis.canonical(work), where) for work, where in derivative.contributions]
+    memory_sources = [(analysis.canonical(size), where) for size, where in derivative.memory_contributions]
     bound_work = primal_work + primal_memory  # reading the inputs is part of any primal
     flags = []
     for monomial in gradient_work.uncovered(bound_work):
-        culprits = [where for work, where in derivative.contributions if monomial in work.terms]
-        flags.append(f"work grows as {monomial_string(monomial)} (the primal's at most as {_largest(primal_work)}): "
-                     + "; ".join(culprits[:3]))
-    for monomial in gradient_memory.uncovered(primal_memory + primal_work):
-        flags.append(f"memory grows as {monomial_string(monomial)} (the primal's as {_largest(primal_memory)})")
-    return GradientCost(function, gradient, primal_work, gradient_work, primal_memory, gradient_memory, flags)
+        culprits = [where for work, where in work_sources if monomial in work.terms]
+        flags.append(Flag("work", monomial_string(monomial), _largest(primal_work), culprits[:3]))
+    for monomial in gradient_memory.uncovered(primal_memory):
+        culprits = [where for size, where in memory_sources if monomial in size.terms]
+        flags.append(Flag("memory", monomial_string(monomial), _largest(primal_memory), culprits[:3]))
+    return GradientCost(function, gradient, primal_work, gradient_work, primal_memory, gradient_memory, checkpoints, flags)
 
 
 def _single_symbol(polynomial: Polynomial) -> str | None:
