@@ -1,12 +1,15 @@
 //===- SoacScanRules.cpp - the reverse rule of soac.scan ------------------===//
 //
-// + : x̄ is the reversed suffix sum of ȳ; any other associative operator:
-// the Jacobians of the operator per row and a reversed scan of composed
-// affine maps (reverseGeneralScan).
+// + : x̄ is the reversed suffix sum of ȳ; an operator applied elementwise to
+// tensor rows: the scalar rule per position (ElementwiseOperators.h); any
+// other associative operator on scalars: the Jacobians of the operator per
+// row and a reversed scan of composed affine maps (reverseGeneralScan).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/AutoDiff/Reverse/SoacRules.h"
+
+#include "passes/AutoDiff/Reverse/ElementwiseOperators.h"
 
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/Utils/Rows.h"
@@ -43,8 +46,9 @@ LogicalResult reverseGeneralScan(ScanOp scan, AdjointBuilder &a, Value iota,
       !a.activeFreeValues(scan).empty())
     return scan.emitOpError()
            << "has an operator whose reverse-mode rule is not implemented yet: "
-              "supported are + (any rows, per component) and any associative "
-              "operator on scalars";
+              "supported are + (any rows, per component), operators applied "
+              "elementwise to tensor rows, and any associative operator on "
+              "scalars";
   SmallVector<Value> xs = a.primals(scan.getInputs());
   SmallVector<Value> ys = llvm::map_to_vector(
       scan.getResults(), [&](Value r) { return a.primal(r); });
@@ -201,16 +205,24 @@ LogicalResult reverseOf(ScanOp scan, AdjointBuilder &a) {
   Value last = arith::SubIOp::create(b, n, arith::ConstantIndexOp::create(b, 1));
   auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
   Value iota = IotaOp::create(b, indexTensor, n);
-  bool allAdd = true;
+  // Per component: + on any rows, or an operator applied elementwise to
+  // tensor rows (the scalar rule per position); else the operator as a whole.
+  bool perComponent = true;
   for (unsigned j = 0; j < scan.getInits().size(); ++j)
-    allAdd &= componentKind(scan.getBody(), j) == Combine::Add;
+    perComponent &= componentKind(scan.getBody(), j) == Combine::Add ||
+                    isElementwiseComponent(scan.getBody(), j);
   for (unsigned j = 0; j < scan.getInits().size(); ++j) {
     Value bar = a.adjoint(scan.getResult(j));
     Value x = scan.getInputs()[j];
     if (!bar || (!a.isActive(x) && !a.isActive(scan.getInits()[j])))
       continue;
-    if (!allAdd)
+    if (!perComponent)
       return reverseGeneralScan(scan, a, iota, n, last);
+    if (componentKind(scan.getBody(), j) != Combine::Add) {
+      if (failed(reverseElementwise(scan, j, a)))
+        return failure();
+      continue;
+    }
     // x̄[i] = Σ_{k >= i} ȳ[k]: a scan of ȳ reversed, reversed back; the
     // init took part in every row.
     Value zero = a.zerosLike(a.primal(scan.getInits()[j]));
