@@ -108,6 +108,47 @@ def test_elementwise_extremum_of_rows_sends_ties_to_the_first():
     np.testing.assert_array_equal(d_x, [[[1.0, 0.0], [1.0, 1.0]], [[0.0, 1.0], [0.0, 0.0]]])
 
 
+def scalar_program(kind: str, op: str, neutral: str) -> str:
+    """`@f`: the same SOAC as `elementwise_program` on scalar rows."""
+    operator = f"{{\n^bb0(%a: f64, %b: f64):\n %t = arith.{op} %a, %b : f64\n soac.yield %t : f64\n}}"
+    init = f"%ne = arith.constant {neutral} : f64"
+    if kind == "reduce":
+        return (f"func.func @f(%x: tensor<?xf64>) -> f64 {{\n {init}\n %r = soac.reduce ins(%x : tensor<?xf64>)"
+                f" init(%ne : f64) -> f64 {operator}\n return %r : f64\n}}")
+    if kind == "scan":
+        return (f"func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {{\n {init}\n %r = soac.scan ins(%x : tensor<?xf64>)"
+                f" init(%ne : f64) -> tensor<?xf64> {operator}\n return %r : tensor<?xf64>\n}}")
+    return (f"func.func @f(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %x: tensor<?xf64>) -> tensor<?xf64> {{\n {init}\n"
+            f" %r = soac.reduce_by_index dest(%dest : tensor<?xf64>) indices(%idx : tensor<?xindex>) ins(%x : tensor<?xf64>)"
+            f" init(%ne : f64) -> tensor<?xf64> {operator}\n return %r : tensor<?xf64>\n}}")
+
+
+@pytest.mark.parametrize("kind", ["reduce", "scan", "reduce_by_index"])
+@pytest.mark.parametrize("op", ["mulf", "minimumf", "maximumf"])
+def test_rows_combined_elementwise_get_the_scalar_rule_per_column_at_ties_and_zeros(kind, op):
+    """Exactly the scalar rule's gradient per column, where the gradient
+    depends on conventions: ties of min/max (several equal values in a
+    column, and equal to dest), several zeros for *."""
+    columns = np.array([[2.0, 0.0, 2.0, 1.0, 2.0], [0.0, 3.0, 0.0, 0.0, 3.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+    x = columns.T.copy()  # rows of 3
+    bar_shape = {"reduce": (3,), "scan": (5, 3), "reduce_by_index": (2, 3)}[kind]
+    bar = np.arange(1.0, 1.0 + np.prod(bar_shape)).reshape(bar_shape)
+    rows = soac.vjp(elementwise_program(kind, op, (3,), NEUTRAL[op]), "f", wrt=[0, 2] if kind == "reduce_by_index" else [0])
+    scalars = soac.vjp(scalar_program(kind, op, NEUTRAL[op]), "f", wrt=[0, 2] if kind == "reduce_by_index" else [0])
+    if kind == "reduce_by_index":
+        idx = np.array([0, 1, 0, 0, 1])
+        dest = np.array([[2.0, 3.0, 1.0], [0.0, 3.0, 1.0]])
+        got = rows(dest, idx, x, bar)[1:]
+        for c in range(3):
+            expected = scalars(dest[:, c].copy(), idx, columns[c], bar[:, c].copy())[1:]
+            for g, e in zip(got, expected):
+                np.testing.assert_array_equal(g[:, c], e)
+        return
+    d_x = rows(x, bar)[1]
+    for c in range(3):
+        np.testing.assert_array_equal(d_x[:, c], scalars(columns[c], bar[..., c].copy())[1])
+
+
 GENERAL_HISTOGRAMS = """
 // x ⊙ y = 2xy (neutral 1/2): associative and commutative, not a recognized op
 func.func @scaled_product(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<?xf64> {
