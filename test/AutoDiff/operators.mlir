@@ -9,12 +9,12 @@
 // CHECK-LABEL: func.func private @scatter__vjp_wrt_2(
 // CHECK-SAME: %[[DEST:.*]]: tensor<?xf64>, %[[IDX:.*]]: tensor<?xindex>, %[[V:.*]]: tensor<?xf64>, %[[C:.*]]: tensor<?xf64>)
 // CHECK: %[[Y:.*]] = soac.scatter dest(%[[DEST]] : tensor<?xf64>) indices(%[[IDX]] : tensor<?xindex>) ins(%[[V]] : tensor<?xf64>)
-// CHECK: %[[KEYS:.*]] = soac.map ins(%{{.*}}, %[[IDX]], %[[V]] : tensor<?xindex>, tensor<?xindex>, tensor<?xf64>) -> tensor<?xindex>
+// CHECK: %[[KEYS:.*]] = soac.map ins(%{{.*}}, %[[IDX]], %[[V]] : tensor<?xindex>, tensor<?xindex>, tensor<?xf64>) -> tensor<?xi64>
 // CHECK: tensor.extract %[[Y]]
 // CHECK: arith.cmpf oeq
-// CHECK: %[[SURVIVORS:.*]] = soac.reduce_by_index dest(%{{.*}} : tensor<?xindex>) indices(%[[IDX]] : tensor<?xindex>) ins(%[[KEYS]] : tensor<?xindex>)
+// CHECK: %[[SURVIVORS:.*]] = soac.reduce_by_index dest(%{{.*}} : tensor<?xi64>) indices(%[[IDX]] : tensor<?xindex>) ins(%[[KEYS]] : tensor<?xi64>)
 // CHECK: arith.maxui
-// CHECK: %[[AT:.*]] = soac.map ins(%[[IDX]], %[[KEYS]] : tensor<?xindex>, tensor<?xindex>) -> tensor<?xindex>
+// CHECK: %[[AT:.*]] = soac.map ins(%[[IDX]], %[[KEYS]] : tensor<?xindex>, tensor<?xi64>) -> tensor<?xindex>
 // CHECK: tensor.extract %[[SURVIVORS]]
 // CHECK: %[[DV:.*]] = soac.map ins(%[[AT]] : tensor<?xindex>) -> tensor<?xf64>
 // CHECK: tensor.extract %[[C]]

@@ -319,3 +319,16 @@ def test_pow_at_zero_has_finite_partials_where_the_derivative_is_finite():
     p = rng.uniform(-1.5, 2.5, 4)
     check_vjp(POWERS, "power", [x, p])
     check_dot_product(POWERS, "power", [x, p])
+
+
+@pytest.mark.parametrize("source,function", [(SCATTER, "scatter"), (GENERAL_HISTOGRAMS, "scaled_product")])
+def test_the_new_adjoints_lower_for_the_gpu(source, function):
+    """No GPU needed: the adjoints use only what the GPU lowering takes (the
+    survivors' keys are i64, which GPU atomics take, not index)."""
+    from mlir import ir
+
+    from soac.compiler import GpuOptions, lower
+
+    derivative = soac.vjp(source, function, wrt=[0, 2])
+    with ir.Context():
+        lower(soac.parse(str(derivative.module)), options=GpuOptions(), only=derivative.function)

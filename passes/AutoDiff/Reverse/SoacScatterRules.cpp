@@ -74,7 +74,8 @@ Value ifInRange(ImplicitLocOpBuilder &b, Value inRange, Value otherwise,
 /// Per value row, its index where it is the surviving writer of that row
 /// of dest, else `size(dest)` (out of range: it gets no adjoint). Writer i
 /// gets the key 1 + i, or n + 1 + i when its row equals the result's; the
-/// largest key of each row of dest is its survivor.
+/// largest key of each row of dest is its survivor. Keys are i64, which
+/// GPU atomics take (not index).
 Value survivingIndices(AdjointBuilder &a, ScatterOp scatter) {
   ImplicitLocOpBuilder &b = a.builder();
   Value indices = a.primal(scatter.getIndices());
@@ -84,7 +85,7 @@ Value survivingIndices(AdjointBuilder &a, ScatterOp scatter) {
   auto indexTensor =
       RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
   Value iota = IotaOp::create(b, indexTensor, n);
-  Value none = arith::ConstantIndexOp::create(b, 0);
+  Value none = arith::ConstantIntOp::create(b, b.getI64Type(), 0);
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value keys = buildMap(b, {iota, indices, values},
                         [&](ImplicitLocOpBuilder &ib, ValueRange v) {
@@ -92,12 +93,13 @@ Value survivingIndices(AdjointBuilder &a, ScatterOp scatter) {
     Value key = ifInRange(ib, inRange, none, [&](ImplicitLocOpBuilder &tb) {
       Value differences =
           countDifferences(tb, v[2], extractRow(tb, result, index));
-      Value kept = arith::CmpIOp::create(tb, arith::CmpIPredicate::eq,
-                                         differences, none);
+      Value kept = arith::CmpIOp::create(
+          tb, arith::CmpIPredicate::eq, differences,
+          arith::ConstantIndexOp::create(tb, 0));
       Value order = arith::AddIOp::create(tb, v[0], one);
-      return arith::SelectOp::create(tb, kept,
-                                     arith::AddIOp::create(tb, order, n), order)
-          .getResult();
+      Value key = arith::SelectOp::create(
+          tb, kept, arith::AddIOp::create(tb, order, n), order);
+      return arith::IndexCastOp::create(tb, tb.getI64Type(), key).getResult();
     });
     return SmallVector<Value>{key};
   })[0];
