@@ -332,3 +332,43 @@ def test_the_new_adjoints_lower_for_the_gpu(source, function):
     derivative = soac.vjp(source, function, wrt=[0, 2])
     with ir.Context():
         lower(soac.parse(str(derivative.module)), options=GpuOptions(), only=derivative.function)
+
+
+SECOND_ORDER = """
+func.func @d_scaled_product(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>, %c: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
+  %r:3 = soac.vjp @scaled_product(%dest, %idx, %v, %c) wrt [0, 2] : (tensor<?xf64>, tensor<?xindex>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>)
+  return %r#1, %r#2 : tensor<?xf64>, tensor<?xf64>
+}
+
+func.func @d_scatter(%dest: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>, %c: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
+  %r:3 = soac.vjp @scatter(%dest, %idx, %v, %c) wrt [0, 2] : (tensor<?xf64>, tensor<?xindex>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>)
+  return %r#1, %r#2 : tensor<?xf64>, tensor<?xf64>
+}
+
+// a running argmax: a scan whose operator has an integer component
+func.func @running_argmax(%v: tensor<?xf64>, %i: tensor<?xi64>) -> (tensor<?xf64>, tensor<?xi64>) {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %none = arith.constant -1 : i64
+  %r:2 = soac.scan ins(%v, %i : tensor<?xf64>, tensor<?xi64>) init(%ninf, %none : f64, i64) -> tensor<?xf64>, tensor<?xi64> {
+  ^bb0(%v1: f64, %i1: i64, %v2: f64, %i2: i64):
+    %gt = arith.cmpf oge, %v1, %v2 : f64
+    %vm = arith.select %gt, %v1, %v2 : f64
+    %im = arith.select %gt, %i1, %i2 : i64
+    soac.yield %vm, %im : f64, i64
+  }
+  return %r#0, %r#1 : tensor<?xf64>, tensor<?xi64>
+}
+"""
+
+
+def test_second_derivatives_through_the_new_rules():
+    """The vjp of a vjp: the adjoint code (radix sort, segmented scans of
+    (flag, value) pairs, scatters of permutations, the survivors' keys) is
+    itself differentiable; a scan whose operator has integer components
+    carries derivatives through its float ones only."""
+    source = GENERAL_HISTOGRAMS + SCATTER + SECOND_ORDER
+    idx = np.array([0, 2, 2, 5, 1, 0, -1, 2])
+    check_vjp(source, "d_scaled_product", [rng.standard_normal(4), idx, rng.uniform(0.5, 1.5, 8), rng.standard_normal(4)], wrt=[0, 2, 3])
+    idx = np.array([1, 3, 1, 1, -2, 7, 3])
+    check_vjp(source, "d_scatter", [rng.standard_normal(5), idx, rng.standard_normal(7), rng.standard_normal(5)], wrt=[0, 2, 3])
+    check_vjp(source, "running_argmax", [rng.standard_normal(6), np.arange(6, dtype=np.int64)], wrt=[0])
