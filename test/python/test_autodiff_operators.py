@@ -372,3 +372,59 @@ def test_second_derivatives_through_the_new_rules():
     idx = np.array([1, 3, 1, 1, -2, 7, 3])
     check_vjp(source, "d_scatter", [rng.standard_normal(5), idx, rng.standard_normal(7), rng.standard_normal(5)], wrt=[0, 2, 3])
     check_vjp(source, "running_argmax", [rng.standard_normal(6), np.arange(6, dtype=np.int64)], wrt=[0])
+
+
+VECTORISED_GENERAL = """
+// a saturating addition (a branch) applied to vector rows, per bin
+func.func @saturating_rows(%dest: tensor<?x2xf64>, %idx: tensor<?xindex>, %v: tensor<?x2xf64>) -> tensor<?x2xf64> {
+  %zero = arith.constant 0.0 : f64
+  %zeros = tensor.splat %zero : tensor<2xf64>
+  %r = soac.reduce_by_index dest(%dest : tensor<?x2xf64>) indices(%idx : tensor<?xindex>) ins(%v : tensor<?x2xf64>) init(%zeros : tensor<2xf64>) -> tensor<?x2xf64> {
+  ^bb0(%a: tensor<2xf64>, %b: tensor<2xf64>):
+    %cap = arith.constant 3.0 : f64
+    %m = soac.map ins(%a, %b : tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64> {
+    ^bb0(%x: f64, %y: f64):
+      %room = arith.subf %cap, %x : f64
+      %full = arith.cmpf olt, %room, %y : f64
+      %s = scf.if %full -> (f64) {
+        scf.yield %cap : f64
+      } else {
+        %t = arith.addf %x, %y : f64
+        scf.yield %t : f64
+      }
+      soac.yield %s : f64
+    }
+    soac.yield %m : tensor<2xf64>
+  }
+  return %r : tensor<?x2xf64>
+}
+
+// x ⊙ y = 2xy on the elements of vector rows
+func.func @scaled_rows(%x: tensor<?x3xf64>) -> tensor<3xf64> {
+  %half = arith.constant 0.5 : f64
+  %init = tensor.splat %half : tensor<3xf64>
+  %r = soac.reduce ins(%x : tensor<?x3xf64>) init(%init : tensor<3xf64>) -> tensor<3xf64> {
+  ^bb0(%a: tensor<3xf64>, %b: tensor<3xf64>):
+    %m = soac.map ins(%b, %a : tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64> {
+    ^bb0(%p: f64, %q: f64):
+      %two = arith.constant 2.0 : f64
+      %t = arith.mulf %q, %p : f64
+      %u = arith.mulf %t, %two : f64
+      soac.yield %u : f64
+    }
+    soac.yield %m : tensor<3xf64>
+  }
+  return %r : tensor<3xf64>
+}
+"""
+
+
+def test_general_scalar_operators_applied_elementwise_to_rows():
+    dest = np.array([[0.1, 2.5], [0.2, 0.3], [1.0, 0.0]])
+    idx = np.array([0, 2, 2, 1, 0, 7, 2])
+    v = rng.uniform(0.1, 0.9, (7, 2))
+    check_vjp(VECTORISED_GENERAL, "saturating_rows", [dest, idx, v], wrt=[0, 2])
+    check_dot_product(VECTORISED_GENERAL, "saturating_rows", [dest, idx, v], wrt=[0, 2])
+    x = rng.uniform(0.5, 1.5, (4, 3))
+    check_vjp(VECTORISED_GENERAL, "scaled_rows", [x])
+    check_dot_product(VECTORISED_GENERAL, "scaled_rows", [x])
