@@ -16,21 +16,26 @@ func.func @g(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
 
 // -----
 
-func.func @row_product(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
+// Rows combined by an operator that is not elementwise (each element is
+// scaled by the accumulator's first one).
+func.func @row_scaled(%m: tensor<?x3xf64>, %init: tensor<3xf64>) -> tensor<3xf64> {
   // expected-error @+1 {{'soac.reduce' op has a general operator on tensor rows or reading differentiated values from outside: its reverse-mode rule is not implemented yet}}
   %r = soac.reduce ins(%m : tensor<?x3xf64>) init(%init : tensor<3xf64>) -> tensor<3xf64> {
   ^bb0(%a: tensor<3xf64>, %b: tensor<3xf64>):
+    %c0 = arith.constant 0 : index
+    %s = tensor.extract %a[%c0] : tensor<3xf64>
     %c = soac.map ins(%a, %b : tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64> {
     ^bb0(%x: f64, %y: f64):
       %t = arith.mulf %x, %y : f64
-      soac.yield %t : f64
+      %u = arith.mulf %t, %s : f64
+      soac.yield %u : f64
     }
     soac.yield %c : tensor<3xf64>
   }
   return %r : tensor<3xf64>
 }
 func.func @g(%m: tensor<?x3xf64>, %init: tensor<3xf64>, %c: tensor<3xf64>) -> tensor<?x3xf64> {
-  %r:2 = soac.vjp @row_product(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
+  %r:2 = soac.vjp @row_scaled(%m, %init, %c) wrt [0] : (tensor<?x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<?x3xf64>)
   return %r#1 : tensor<?x3xf64>
 }
 
@@ -69,22 +74,67 @@ func.func @g(%x: f64, %t: f64) -> f64 {
 
 // -----
 
-func.func @row_max(%m: tensor<?x2xf64>, %init: tensor<2xf64>) -> tensor<?x2xf64> {
-  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet: supported are + (any rows, per component) and any associative operator on scalars}}
+func.func @row_scaled(%m: tensor<?x2xf64>, %init: tensor<2xf64>) -> tensor<?x2xf64> {
+  // expected-error @+1 {{'soac.scan' op has an operator whose reverse-mode rule is not implemented yet: supported are + (any rows, per component), operators applied elementwise to tensor rows, and any associative operator on scalars}}
   %r = soac.scan ins(%m : tensor<?x2xf64>) init(%init : tensor<2xf64>) -> tensor<?x2xf64> {
   ^bb0(%a: tensor<2xf64>, %b: tensor<2xf64>):
+    %c0 = arith.constant 0 : index
+    %s = tensor.extract %a[%c0] : tensor<2xf64>
     %c = soac.map ins(%a, %b : tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64> {
     ^bb0(%x: f64, %y: f64):
       %t = arith.maximumf %x, %y : f64
-      soac.yield %t : f64
+      %u = arith.mulf %t, %s : f64
+      soac.yield %u : f64
     }
     soac.yield %c : tensor<2xf64>
   }
   return %r : tensor<?x2xf64>
 }
 func.func @g(%m: tensor<?x2xf64>, %init: tensor<2xf64>, %c: tensor<?x2xf64>) -> tensor<?x2xf64> {
-  %r:2 = soac.vjp @row_max(%m, %init, %c) wrt [0] : (tensor<?x2xf64>, tensor<2xf64>, tensor<?x2xf64>) -> (tensor<?x2xf64>, tensor<?x2xf64>)
+  %r:2 = soac.vjp @row_scaled(%m, %init, %c) wrt [0] : (tensor<?x2xf64>, tensor<2xf64>, tensor<?x2xf64>) -> (tensor<?x2xf64>, tensor<?x2xf64>)
   return %r#1 : tensor<?x2xf64>
+}
+
+// -----
+
+func.func @bins_scaled(%d: tensor<?x2xf64>, %idx: tensor<?xindex>, %v: tensor<?x2xf64>, %init: tensor<2xf64>) -> tensor<?x2xf64> {
+  // expected-error @+1 {{'soac.reduce_by_index' op has an operator whose reverse-mode rule is not implemented: supported are + (any rows, per component), operators applied elementwise to tensor rows, and any associative operator on scalars that reads no differentiated value from outside}}
+  %r = soac.reduce_by_index dest(%d : tensor<?x2xf64>) indices(%idx : tensor<?xindex>) ins(%v : tensor<?x2xf64>) init(%init : tensor<2xf64>) -> tensor<?x2xf64> {
+  ^bb0(%a: tensor<2xf64>, %b: tensor<2xf64>):
+    %c0 = arith.constant 0 : index
+    %s = tensor.extract %a[%c0] : tensor<2xf64>
+    %c = soac.map ins(%a, %b : tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64> {
+    ^bb0(%x: f64, %y: f64):
+      %t = arith.mulf %x, %y : f64
+      %u = arith.mulf %t, %s : f64
+      soac.yield %u : f64
+    }
+    soac.yield %c : tensor<2xf64>
+  }
+  return %r : tensor<?x2xf64>
+}
+func.func @g(%d: tensor<?x2xf64>, %idx: tensor<?xindex>, %v: tensor<?x2xf64>, %init: tensor<2xf64>, %c: tensor<?x2xf64>) -> tensor<?x2xf64> {
+  %r:2 = soac.vjp @bins_scaled(%d, %idx, %v, %init, %c) wrt [2] : (tensor<?x2xf64>, tensor<?xindex>, tensor<?x2xf64>, tensor<2xf64>, tensor<?x2xf64>) -> (tensor<?x2xf64>, tensor<?x2xf64>)
+  return %r#1 : tensor<?x2xf64>
+}
+
+// -----
+
+// A scalar operator reading a differentiated value from outside.
+func.func @bins_weighted(%d: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>, %w: f64) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  // expected-error @+1 {{'soac.reduce_by_index' op has an operator whose reverse-mode rule is not implemented}}
+  %r = soac.reduce_by_index dest(%d : tensor<?xf64>) indices(%idx : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.mulf %b, %w : f64
+    %s = arith.addf %a, %t : f64
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @g(%d: tensor<?xf64>, %idx: tensor<?xindex>, %v: tensor<?xf64>, %w: f64, %c: tensor<?xf64>) -> f64 {
+  %r:2 = soac.vjp @bins_weighted(%d, %idx, %v, %w, %c) wrt [3] : (tensor<?xf64>, tensor<?xindex>, tensor<?xf64>, f64, tensor<?xf64>) -> (tensor<?xf64>, f64)
+  return %r#1 : f64
 }
 
 // -----

@@ -98,3 +98,22 @@ def check_jvp(source: str, function: str, args, wrt=None, tangents=None, rtol=1e
     expected = finite_difference_jvp(primal, args, wrt, tangents, step=1e-2 if single else 1e-6)
     _compare(derivative, [*args, *tangents], outputs, expected, single, rtol, atol)
     return derivative
+
+
+def check_dot_product(source: str, function: str, args, wrt=None, rtol=1e-6, atol=1e-8):
+    """The dot-product test ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ for random directions v and
+    cotangents u: J v by central differences, Jᵀ u by the compiled soac.vjp."""
+    primal = soac.compile(source, function)
+    outputs = primal(*args)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    wrt = list(range(len(args))) if wrt is None else wrt
+    directions = [random_like(args[w]) for w in wrt]
+    cotangents = [
+        random_like(o) if np.issubdtype(np.asarray(o).dtype, np.floating) else np.zeros_like(o)
+        for o in outputs
+    ]
+    forward = finite_difference_jvp(primal, args, wrt, directions)
+    lhs = sum(np.sum(jv * u) for jv, u in zip(forward, cotangents))
+    gradients = soac.vjp(source, function, wrt=wrt)(*args, *cotangents)[len(outputs):]
+    rhs = sum(np.sum(np.asarray(v) * np.asarray(g)) for v, g in zip(directions, gradients))
+    np.testing.assert_allclose(lhs, rhs, rtol=rtol, atol=atol)

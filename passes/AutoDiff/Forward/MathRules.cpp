@@ -40,18 +40,15 @@ struct UnaryForwardRule
 } // namespace
 
 LogicalResult forwardOf(math::PowFOp op, TangentBuilder &t) {
-  // y = x^p: ẏ = ẋ · p · x^(p-1) + ṗ · y · log(x)
-  ImplicitLocOpBuilder &b = t.builder();
+  // y = x^p: ẏ = ẋ · ∂y/∂x + ṗ · ∂y/∂p (finite at x = 0: powPartials)
   t.clonePrimal(op);
-  Value x = t.primal(op.getLhs()), p = t.primal(op.getRhs());
-  Value one = floatConstant(b, x.getType(), 1.0);
-  Value baseFactor =
-      t.mul(p, math::PowFOp::create(b, x, arith::SubFOp::create(b, p, one)));
-  Value exponentFactor =
-      t.mul(t.primal(op.getResult()), math::LogOp::create(b, x));
+  PowPartials partials =
+      powPartials(t.builder(), t.primal(op.getLhs()), t.primal(op.getRhs()),
+                  t.primal(op.getResult()));
   for (unsigned l : t.laneIndices())
-    t.setTangent(op, l, t.add(t.mul(t.tangent(op.getLhs(), l), baseFactor),
-                              t.mul(t.tangent(op.getRhs(), l), exponentFactor)));
+    t.setTangent(op, l,
+                 t.add(t.mul(t.tangent(op.getLhs(), l), partials.dx),
+                       t.mul(t.tangent(op.getRhs(), l), partials.dp)));
   return success();
 }
 

@@ -57,15 +57,37 @@ Value unaryDerivative(Operation *op, ImplicitLocOpBuilder &b,
         Value gauss = math::ExpOp::create(b, arith::NegFOp::create(b, mul(x, x)));
         return mul(constant(M_2_SQRTPI), gauss);
       })
-      // d/dx x^n = n · x^(n-1)
+      // d/dx x^n = n · x^(n-1); 0 for n = 0 (x^0 = 1), also at x = 0,
+      // where n · x^(n-1) would be 0 · ∞
       .Case<math::FPowIOp>([&](auto) {
         Value n = operands[1];
         Value one = arith::ConstantOp::create(b, n.getType(),
                                               b.getIntegerAttr(n.getType(), 1));
+        Value zero = arith::ConstantOp::create(b, n.getType(),
+                                               b.getIntegerAttr(n.getType(), 0));
         Value lower = math::FPowIOp::create(b, x, arith::SubIOp::create(b, n, one));
-        return mul(arith::SIToFPOp::create(b, type, n), lower);
+        Value constantPower =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, n, zero);
+        return arith::SelectOp::create(
+                   b, constantPower, constant(0),
+                   mul(arith::SIToFPOp::create(b, type, n), lower))
+            .getResult();
       })
       .Default([](Operation *) { return Value(); }); // floor, ceil, round, trunc
+}
+
+PowPartials powPartials(ImplicitLocOpBuilder &b, Value x, Value p, Value y) {
+  Type type = x.getType();
+  Value zero = floatConstant(b, type, 0), one = floatConstant(b, type, 1);
+  Value lower = math::PowFOp::create(b, x, arith::SubFOp::create(b, p, one));
+  Value constantInX =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, p, zero);
+  Value dx = arith::SelectOp::create(b, constantInX, zero,
+                                     arith::MulFOp::create(b, p, lower));
+  Value vanishes = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, y, zero);
+  Value dp = arith::SelectOp::create(
+      b, vanishes, zero, arith::MulFOp::create(b, y, math::LogOp::create(b, x)));
+  return {dx, dp};
 }
 
 } // namespace soac::autodiff

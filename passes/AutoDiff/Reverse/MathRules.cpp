@@ -40,22 +40,16 @@ struct UnaryReverseRule
 } // namespace
 
 LogicalResult reverseOf(math::PowFOp op, AdjointBuilder &a) {
-  // y = x^p: x̄ += ȳ · p · x^(p-1), p̄ += ȳ · y · log(x)
+  // y = x^p: x̄ += ȳ · ∂y/∂x, p̄ += ȳ · ∂y/∂p (finite at x = 0: powPartials)
   ImplicitLocOpBuilder &b = a.builder();
   Value bar = a.adjoint(op.getResult());
-  Value x = a.primal(op.getLhs()), p = a.primal(op.getRhs());
-  if (a.isActive(op.getLhs())) {
-    Value one = floatConstant(b, x.getType(), 1);
-    Value lower = math::PowFOp::create(b, x, arith::SubFOp::create(b, p, one));
-    a.accumulate(op.getLhs(), arith::MulFOp::create(
-                                  b, bar, arith::MulFOp::create(b, p, lower)));
-  }
-  if (a.isActive(op.getRhs())) {
-    Value logX = math::LogOp::create(b, x);
-    Value y = a.primal(op.getResult());
-    a.accumulate(op.getRhs(), arith::MulFOp::create(
-                                  b, bar, arith::MulFOp::create(b, y, logX)));
-  }
+  PowPartials partials =
+      powPartials(b, a.primal(op.getLhs()), a.primal(op.getRhs()),
+                  a.primal(op.getResult()));
+  if (a.isActive(op.getLhs()))
+    a.accumulate(op.getLhs(), arith::MulFOp::create(b, bar, partials.dx));
+  if (a.isActive(op.getRhs()))
+    a.accumulate(op.getRhs(), arith::MulFOp::create(b, bar, partials.dp));
   return success();
 }
 

@@ -2,12 +2,16 @@
 //
 // Per component of the operator: + replicates ȳ; * uses the product of the
 // non-zero elements and the count of zeros (exact at zeros); min/max send ȳ
-// to the first arg-extremum; any other associative operator: exclusive
-// scans from both sides, then the pull-back of l ⊙ x ⊙ r per element.
+// to the first arg-extremum; other operators on tensor rows that combine
+// them elementwise: the scalar rule per position (ElementwiseOperators.h);
+// any other associative operator: exclusive scans from both sides, then the
+// pull-back of l ⊙ x ⊙ r per element.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/AutoDiff/Reverse/SoacRules.h"
+
+#include "passes/AutoDiff/Reverse/ElementwiseOperators.h"
 
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/Utils/Rows.h"
@@ -21,7 +25,6 @@ using namespace mlir;
 
 namespace soac::autodiff {
 namespace {
-
 
 /// ȳ · ∂y/∂x for y = init · Π x, exact when some x are zero: with p the
 /// product of the non-zero elements and z the number of zeros,
@@ -257,15 +260,21 @@ LogicalResult reverseGeneralReduce(ReduceOp reduce, AdjointBuilder &a) {
 
 LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
-  // Recognized operators, component by component; anything else as a whole.
+  // Recognized operators, component by component: +, and *, min, max on
+  // scalars, min, max on vectors directly; other operators on tensor rows
+  // applied elementwise by the scalar rule per position; anything else as
+  // a whole.
+  auto columnExtremum = [&](unsigned j, Combine kind) {
+    auto rows = dyn_cast<RankedTensorType>(reduce.getInits()[j].getType());
+    return rows && rows.getRank() == 1 &&
+           (kind == Combine::Max || kind == Combine::Min);
+  };
   for (unsigned j = 0; j < reduce.getInits().size(); ++j) {
     Combine kind = componentKind(reduce.getBody(), j);
-    auto rows = dyn_cast<RankedTensorType>(reduce.getInits()[j].getType());
-    bool extremumOfVectors =
-        (kind == Combine::Max || kind == Combine::Min) && rows &&
-        rows.getRank() == 1;
-    if (kind == Combine::Other ||
-        (rows && kind != Combine::Add && !extremumOfVectors))
+    bool rows = isa<RankedTensorType>(reduce.getInits()[j].getType());
+    bool direct = kind == Combine::Add || columnExtremum(j, kind) ||
+                  (!rows && kind != Combine::Other);
+    if (!direct && !(rows && isElementwiseComponent(reduce.getBody(), j)))
       return reverseGeneralReduce(reduce, a);
   }
   for (unsigned j = 0; j < reduce.getInits().size(); ++j) {
@@ -274,6 +283,7 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
     if (!bar || (!a.isActive(x) && !a.isActive(init)))
       continue;
     Combine kind = componentKind(reduce.getBody(), j);
+    bool rows = isa<RankedTensorType>(init.getType());
     if (kind == Combine::Add) {
       // Every element contributed with weight 1.
       Value replicated =
@@ -282,10 +292,13 @@ LogicalResult reverseOf(ReduceOp reduce, AdjointBuilder &a) {
           })[0];
       a.accumulate(x, replicated);
       a.accumulate(init, bar);
+    } else if (columnExtremum(j, kind)) {
+      reverseColumnExtremum(a, x, init, reduce.getResult(j), bar);
+    } else if (rows) {
+      if (failed(reverseElementwise(reduce, j, a)))
+        return failure();
     } else if (kind == Combine::Mul) {
       reverseProduct(a, x, init, bar);
-    } else if (isa<RankedTensorType>(init.getType())) {
-      reverseColumnExtremum(a, x, init, reduce.getResult(j), bar);
     } else {
       reverseExtremum(a, x, init, reduce.getResult(j), bar);
     }

@@ -6,7 +6,11 @@
 //                         residuals for its adjoint)
 //   SoacReduceRules.cpp   soac.reduce
 //   SoacScanRules.cpp     soac.scan
-//   SoacScatterRules.cpp  soac.scatter, soac.reduce_by_index
+//   SoacScatterRules.cpp  soac.scatter
+//   SoacHistogramRules.cpp  soac.reduce_by_index: +, *, min, max
+//   SoacGeneralHistogram.cpp  soac.reduce_by_index: any other operator
+//   ElementwiseOperators.cpp  reduce, scan, reduce_by_index whose operator
+//                         is applied elementwise to tensor rows
 //
 // SoacRules.cpp attaches them (registerSoacRules) and defines the helpers
 // below, which several of them use.
@@ -34,6 +38,16 @@ void attachMapRule(mlir::MLIRContext *context);
 /// Adds to `original`'s adjoint the sum over rows of `perRow`.
 void accumulateRowSum(AdjointBuilder &a, mlir::Value original,
                       mlir::Value perRow);
+
+/// Rows of `tensor` gathered at `indices` (index, i32 or i64), zero rows for
+/// indices out of range.
+mlir::Value gatherRows(AdjointBuilder &a, mlir::Value tensor,
+                       mlir::Value indices);
+
+/// The reverse rule of a reduce_by_index with any associative and
+/// commutative operator on scalars (SoacGeneralHistogram.cpp).
+mlir::LogicalResult reverseGeneralHistogram(ReduceByIndexOp histogram,
+                                            AdjointBuilder &a);
 
 /// How one component of an operator combines its accumulator and its value.
 enum class Combine { Add, Mul, Max, Min, Other };

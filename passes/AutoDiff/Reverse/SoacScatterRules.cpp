@@ -1,9 +1,15 @@
-//===- SoacScatterRules.cpp - reverse rules of scatter, reduce_by_index ---===//
+//===- SoacScatterRules.cpp - the reverse rule of soac.scatter ------------===//
 //
-// scatter: v̄s gathers ȳ at the indices (0 out of range); dest̄ is ȳ with the
-//          written rows zeroed.
-// reduce_by_index (+): dest̄ += ȳ, v̄ᵢ += ȳ[isᵢ] (0 out of range); * and
-//          min/max on scalars per bin as for reduce.
+// v̄ᵢ = ȳ[isᵢ] for the one writer of each row whose value survived (0 for
+// the others and out of range); dest̄ is ȳ with the written rows zeroed.
+//
+// Which writer survives: the primal's CPU lowering and the interpreter
+// write in order, so the last writer of a row wins; the GPU's threads race,
+// and any writer may. The rule takes the last writer whose row equals the
+// result's row (the last writer if none does: a NaN), which is the
+// survivor of the CPU and, whenever the written values differ, of any
+// lowering. Duplicates with equal values all wrote the same thing; one of
+// them gets the adjoint, as a derivative must give it once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,29 +27,101 @@ using namespace mlir;
 namespace soac::autodiff {
 namespace {
 
-/// Rows of `tensor` gathered at `indices` (index, i32 or i64), zero rows for
-/// indices out of range.
-Value gatherRows(AdjointBuilder &a, Value tensor, Value indices) {
+/// The number of elements in which rows `x` and `y` (scalars or tensors of
+/// floats of one shape) differ, as an index.
+Value countDifferences(ImplicitLocOpBuilder &b, Value x, Value y) {
+  if (!isa<RankedTensorType>(x.getType())) {
+    Value same = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, y);
+    return arith::SelectOp::create(b, same,
+                                   arith::ConstantIndexOp::create(b, 0),
+                                   arith::ConstantIndexOp::create(b, 1));
+  }
+  Value perRow =
+      buildMap(b, {x, y}, [](ImplicitLocOpBuilder &ib, ValueRange rows) {
+        return SmallVector<Value>{countDifferences(ib, rows[0], rows[1])};
+      })[0];
+  Value none = arith::ConstantIndexOp::create(b, 0);
+  return buildReduce(b, perRow, none,
+                     [](ImplicitLocOpBuilder &ib, ValueRange v)
+                         -> SmallVector<Value> {
+                       return {arith::AddIOp::create(ib, v[0], v[1])};
+                     })[0];
+}
+
+/// `index` (index, i32 or i64) as an index, and whether it is in [0, size).
+std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
+                                     Value size) {
+  if (!index.getType().isIndex())
+    index = arith::IndexCastOp::create(b, b.getIndexType(), index);
+  Value inRange =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index, size);
+  return {index, inRange};
+}
+
+/// `inRange ? then() : otherwise`, with `then` built only in its branch (it
+/// reads at the index, which may be out of range otherwise).
+Value ifInRange(ImplicitLocOpBuilder &b, Value inRange, Value otherwise,
+                function_ref<Value(ImplicitLocOpBuilder &)> then) {
+  auto choice = scf::IfOp::create(b, otherwise.getType(), inRange, true, true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(choice.thenBlock());
+  scf::YieldOp::create(b, then(b));
+  b.setInsertionPointToStart(choice.elseBlock());
+  scf::YieldOp::create(b, otherwise);
+  return choice.getResult(0);
+}
+
+/// Per value row, its index where it is the surviving writer of that row
+/// of dest, else `size(dest)` (out of range: it gets no adjoint). Writer i
+/// gets the key 1 + i, or n + 1 + i when its row equals the result's; the
+/// largest key of each row of dest is its survivor. Keys are i64, which
+/// GPU atomics take (not index).
+Value survivingIndices(AdjointBuilder &a, ScatterOp scatter) {
   ImplicitLocOpBuilder &b = a.builder();
-  Value size = outerSize(b, tensor);
-  return buildMap(b, indices, [&](ImplicitLocOpBuilder &ib, ValueRange at) {
-    Value index = at[0];
-    if (!index.getType().isIndex())
-      index = arith::IndexCastOp::create(ib, ib.getIndexType(), index);
-    Value inRange = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, index, size);
-    Type row = rowType(tensor.getType());
-    auto read = scf::IfOp::create(ib, row, inRange, true, true);
-    {
-      OpBuilder::InsertionGuard guard(ib);
-      ib.setInsertionPointToStart(read.thenBlock());
-      scf::YieldOp::create(ib, extractRow(ib, tensor, index));
-      ib.setInsertionPointToStart(read.elseBlock());
-      Value zeros = isa<RankedTensorType>(row)
-                        ? a.zerosLike(extractRow(ib, tensor, arith::ConstantIndexOp::create(ib, 0)))
-                        : floatConstant(ib, row, 0.0);
-      scf::YieldOp::create(ib, zeros);
-    }
-    return SmallVector<Value>{read.getResult(0)};
+  Value indices = a.primal(scatter.getIndices());
+  Value values = a.primal(scatter.getValues());
+  Value result = a.primal(scatter.getResult());
+  Value bins = outerSize(b, result), n = outerSize(b, values);
+  auto indexTensor =
+      RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
+  Value iota = IotaOp::create(b, indexTensor, n);
+  Value none = arith::ConstantIntOp::create(b, b.getI64Type(), 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value keys = buildMap(b, {iota, indices, values},
+                        [&](ImplicitLocOpBuilder &ib, ValueRange v) {
+    auto [index, inRange] = checkedIndex(ib, v[1], bins);
+    Value key = ifInRange(ib, inRange, none, [&](ImplicitLocOpBuilder &tb) {
+      Value differences =
+          countDifferences(tb, v[2], extractRow(tb, result, index));
+      Value kept = arith::CmpIOp::create(
+          tb, arith::CmpIPredicate::eq, differences,
+          arith::ConstantIndexOp::create(tb, 0));
+      Value order = arith::AddIOp::create(tb, v[0], one);
+      Value key = arith::SelectOp::create(
+          tb, kept, arith::AddIOp::create(tb, order, n), order);
+      return arith::IndexCastOp::create(tb, tb.getI64Type(), key).getResult();
+    });
+    return SmallVector<Value>{key};
+  })[0];
+  Value binPositions = IotaOp::create(b, indexTensor, bins);
+  Value noWriter = buildMap(b, binPositions,
+                            [&](ImplicitLocOpBuilder &, ValueRange) {
+                              return SmallVector<Value>{none};
+                            })[0];
+  Value survivors = buildHistogram(
+      b, noWriter, indices, keys, none,
+      [](ImplicitLocOpBuilder &ib, ValueRange v) -> SmallVector<Value> {
+        return {arith::MaxUIOp::create(ib, v[0], v[1])};
+      })[0];
+  return buildMap(b, {indices, keys}, [&](ImplicitLocOpBuilder &ib,
+                                           ValueRange v) {
+    auto [index, inRange] = checkedIndex(ib, v[0], bins);
+    Value survived = ifInRange(ib, inRange, bins, [&](ImplicitLocOpBuilder &tb) {
+      Value won = arith::CmpIOp::create(tb, arith::CmpIPredicate::eq,
+                                        extractRow(tb, survivors, index), v[1]);
+      return arith::SelectOp::create(tb, won, index, bins).getResult();
+    });
+    return SmallVector<Value>{survived};
   })[0];
 }
 
@@ -54,162 +132,12 @@ LogicalResult reverseOf(ScatterOp scatter, AdjointBuilder &a) {
   Value bar = a.adjoint(scatter.getResult());
   Value indices = a.primal(scatter.getIndices());
   if (a.isActive(scatter.getValues()))
-    a.accumulate(scatter.getValues(), gatherRows(a, bar, indices));
+    a.accumulate(scatter.getValues(),
+                 gatherRows(a, bar, survivingIndices(a, scatter)));
   if (a.isActive(scatter.getDest())) {
     Value zeros = a.zerosLike(a.primal(scatter.getValues()));
     a.accumulate(scatter.getDest(),
                  ScatterOp::create(b, bar.getType(), bar, indices, zeros));
-  }
-  return success();
-}
-
-namespace {
-
-/// Per value row: its bin (as an index) and whether it is in range.
-struct Binned {
-  Value bin, inRange;
-};
-
-Binned binOf(ImplicitLocOpBuilder &ib, Value index, Value bins) {
-  if (!index.getType().isIndex())
-    index = arith::IndexCastOp::create(ib, ib.getIndexType(), index);
-  Value inRange = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, index, bins);
-  // a safe position to read when out of range (the result is discarded)
-  Value zero = arith::ConstantIndexOp::create(ib, 0);
-  return {arith::SelectOp::create(ib, inRange, index, zero), inRange};
-}
-
-/// h = max (or min) of dest and the values of each bin: h̄ goes to dest when
-/// dest reached h (it comes first), else to the first value that did.
-void reverseBinExtremum(AdjointBuilder &a, ReduceByIndexOp histogram, unsigned j,
-                        Value bar) {
-  ImplicitLocOpBuilder &b = a.builder();
-  Value indices = a.primal(histogram.getIndices());
-  Value dest = a.primal(histogram.getDests()[j]), values = a.primal(histogram.getValues()[j]);
-  Value h = a.primal(histogram.getResult(j));
-  Value bins = outerSize(b, dest), n = outerSize(b, values);
-  Type type = cast<RankedTensorType>(bar.getType()).getElementType();
-  Value zero = floatConstant(b, type, 0.0);
-  auto indexTensor = RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType());
-  Value iota = IotaOp::create(b, indexTensor, n);
-  // the position of each winning value, n for the others
-  Value winners = buildMap(b, {iota, indices, values}, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
-    Binned at = binOf(ib, v[1], bins);
-    Value best = extractRow(ib, h, at.bin);
-    Value reached = arith::CmpFOp::create(ib, arith::CmpFPredicate::OEQ, v[2], best);
-    Value destWon = arith::CmpFOp::create(ib, arith::CmpFPredicate::OEQ,
-                                          extractRow(ib, dest, at.bin), best);
-    Value wins = arith::AndIOp::create(
-        ib, at.inRange, arith::AndIOp::create(ib, reached, arith::XOrIOp::create(
-            ib, destWon, arith::ConstantIntOp::create(ib, ib.getI1Type(), 1))));
-    return SmallVector<Value>{arith::SelectOp::create(ib, wins, v[0], n)};
-  })[0];
-  Value firsts = buildMap(b, dest, [&](ImplicitLocOpBuilder &, ValueRange) {
-    return SmallVector<Value>{n};
-  })[0];
-  Value first = buildHistogram(b, firsts, indices, winners, n,
-                               [](ImplicitLocOpBuilder &ib, ValueRange v) -> SmallVector<Value> {
-                                 return {arith::MinUIOp::create(ib, v[0], v[1])};
-                               })[0];
-  if (a.isActive(histogram.getValues()[j]))
-    a.accumulate(histogram.getValues()[j],
-                 buildMap(b, {iota, indices}, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
-                   Binned at = binOf(ib, v[1], bins);
-                   Value chosen = arith::AndIOp::create(
-                       ib, at.inRange,
-                       arith::CmpIOp::create(ib, arith::CmpIPredicate::eq,
-                                             extractRow(ib, first, at.bin), v[0]));
-                   return SmallVector<Value>{
-                       arith::SelectOp::create(ib, chosen, extractRow(ib, bar, at.bin), zero)};
-                 })[0]);
-  if (a.isActive(histogram.getDests()[j]))
-    a.accumulate(histogram.getDests()[j],
-                 buildMap(b, {dest, h, bar}, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
-                   Value kept = arith::CmpFOp::create(ib, arith::CmpFPredicate::OEQ, v[0], v[1]);
-                   return SmallVector<Value>{arith::SelectOp::create(ib, kept, v[2], zero)};
-                 })[0]);
-}
-
-/// h = dest · Π values of the bin, exact with zeros: per bin the product p of
-/// the non-zero values and their count of zeros z.
-void reverseBinProduct(AdjointBuilder &a, ReduceByIndexOp histogram, unsigned j,
-                       Value bar) {
-  ImplicitLocOpBuilder &b = a.builder();
-  Value indices = a.primal(histogram.getIndices());
-  Value dest = a.primal(histogram.getDests()[j]), values = a.primal(histogram.getValues()[j]);
-  Value bins = outerSize(b, dest);
-  Type type = cast<RankedTensorType>(bar.getType()).getElementType();
-  Value zero = floatConstant(b, type, 0.0), one = floatConstant(b, type, 1.0);
-  Value noZeros = arith::ConstantIndexOp::create(b, 0), aZero = arith::ConstantIndexOp::create(b, 1);
-  SmallVector<Value> counted = buildMap(b, values, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
-    Value isZero = arith::CmpFOp::create(ib, arith::CmpFPredicate::OEQ, v[0], zero);
-    return SmallVector<Value>{arith::SelectOp::create(ib, isZero, one, v[0]),
-                              arith::SelectOp::create(ib, isZero, aZero, noZeros)};
-  });
-  SmallVector<Value> start = buildMap(b, dest, [&](ImplicitLocOpBuilder &, ValueRange) {
-    return SmallVector<Value>{one, noZeros};
-  });
-  SmallVector<Value> pz = buildHistogram(
-      b, start, indices, counted, {one, noZeros},
-      [](ImplicitLocOpBuilder &ib, ValueRange v) -> SmallVector<Value> {
-        return {arith::MulFOp::create(ib, v[0], v[2]), arith::AddIOp::create(ib, v[1], v[3])};
-      });
-  if (a.isActive(histogram.getValues()[j]))
-    a.accumulate(histogram.getValues()[j],
-                 buildMap(b, {indices, values}, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
-                   Binned at = binOf(ib, v[0], bins);
-                   Value isZero = arith::CmpFOp::create(ib, arith::CmpFPredicate::OEQ, v[1], zero);
-                   Value d = extractRow(ib, dest, at.bin);
-                   Value destZero = arith::CmpFOp::create(ib, arith::CmpFPredicate::OEQ, d, zero);
-                   // zeros among the other factors (dest included)
-                   Value others = arith::SubIOp::create(
-                       ib, extractRow(ib, pz[1], at.bin),
-                       arith::SelectOp::create(ib, isZero, aZero, noZeros));
-                   others = arith::AddIOp::create(
-                       ib, others, arith::SelectOp::create(ib, destZero, aZero, noZeros));
-                   Value p = extractRow(ib, pz[0], at.bin);
-                   Value rest = arith::SelectOp::create(ib, isZero, p, arith::DivFOp::create(ib, p, v[1]));
-                   Value partial = arith::MulFOp::create(ib, d, rest);
-                   Value nonzero = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, others, noZeros);
-                   Value keep = arith::AndIOp::create(ib, at.inRange, nonzero);
-                   Value scaled = arith::MulFOp::create(ib, extractRow(ib, bar, at.bin), partial);
-                   return SmallVector<Value>{arith::SelectOp::create(ib, keep, scaled, zero)};
-                 })[0]);
-  if (a.isActive(histogram.getDests()[j]))
-    a.accumulate(histogram.getDests()[j],
-                 buildMap(b, {bar, pz[0], pz[1]}, [&](ImplicitLocOpBuilder &ib, ValueRange v) {
-                   Value none = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, v[2], noZeros);
-                   Value product = arith::SelectOp::create(ib, none, v[1], zero);
-                   return SmallVector<Value>{arith::MulFOp::create(ib, v[0], product)};
-                 })[0]);
-}
-
-} // namespace
-
-LogicalResult reverseOf(ReduceByIndexOp histogram, AdjointBuilder &a) {
-  Value indices = a.primal(histogram.getIndices());
-  for (unsigned j = 0; j < histogram.getDests().size(); ++j) {
-    Value bar = a.adjoint(histogram.getResult(j));
-    if (!bar)
-      continue;
-    Combine kind = componentKind(histogram.getBody(), j);
-    bool scalarRows = cast<RankedTensorType>(bar.getType()).getRank() == 1;
-    if (kind == Combine::Add) {
-      a.accumulate(histogram.getDests()[j], bar);
-      if (a.isActive(histogram.getValues()[j]))
-        a.accumulate(histogram.getValues()[j], gatherRows(a, bar, indices));
-    } else if (kind == Combine::Mul && scalarRows) {
-      reverseBinProduct(a, histogram, j, bar);
-    } else if ((kind == Combine::Max || kind == Combine::Min) && scalarRows) {
-      reverseBinExtremum(a, histogram, j, bar);
-    } else {
-      return histogram.emitOpError()
-             << "has an operator whose reverse-mode rule is not implemented "
-                "(component #"
-             << j
-             << "): supported are +, and *, min, max on scalars, each "
-                "combining its own bin and value";
-    }
   }
   return success();
 }

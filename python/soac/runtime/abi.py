@@ -18,6 +18,11 @@ shared library compiled by soac can be loaded where MLIR is not installed (see
     frees ``allocated`` with ``free``. Here the numpy array returned for them
     owns that memory: it is freed when the array (and every view of it) dies.
 
+Python calls each function through its packed interface
+``_mlir__mlir_ciface_<name>(void **args)`` (a pointer to each argument of
+the C interface, the results' struct pointer first, then to a scalar
+result's storage): one array, whatever the number of arguments.
+
 Code compiled for the GPU has the same ABI, on CUDA managed memory from its
 runtime library (``soac_gpu_alloc`` / ``soac_gpu_free``): arguments are
 copied into such memory before the call and results copied out of it after.
@@ -115,11 +120,15 @@ class CheckedCalls:
     def __call__(self, function: str, packed: int, values: list[Any]) -> None:
         """Calls ``packed`` on ctypes ``values`` (the arguments, then the
         result's storage), by address."""
-        pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
-        message = self._call(packed, pointers)
+        message = self._call(packed, _pointers(values))
         if message:
             error = _FAILURES.get(self._kind(), ExecutionError)
             raise error(f"{function}: {message.decode(errors='replace')}")
+
+
+def _pointers(values: list[Any]) -> ctypes.Array:
+    """The arguments of a packed interface: the address of each ctypes value."""
+    return (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
 
 
 class GpuMemory:
@@ -233,35 +242,33 @@ def _ctype(spec: ValueSpec) -> type:
 
 class CompiledFunction:
     """A compiled function callable on numpy arrays; see the module docstring
-    for the ABI. ``keepalive`` holds whatever keeps the code loaded."""
+    for the ABI. ``keepalive`` holds whatever keeps the code loaded.
+
+    Calls go through the function's packed interface (``packed``: the
+    address of ``_mlir__mlir_ciface_<name>(void **)``), one array of
+    pointers, so that functions with any number of arguments and results can
+    be called (a ctypes function type takes at most 1024 parameters)."""
 
     def __init__(
         self,
         signature: Signature,
-        address: int,
+        packed: int,
         keepalive: Any = None,
         gpu: GpuMemory | None = None,
-        checked: tuple[CheckedCalls, int] | None = None,
+        checked: CheckedCalls | None = None,
     ):
-        """``checked``: call through ``CheckedCalls`` and the address of the
-        function's packed interface, rather than ``address`` directly."""
+        """``checked``: call through ``CheckedCalls`` (CPU code, whose failed
+        checks stop the call), rather than calling ``packed`` directly."""
         self.signature = signature
         self._keepalive = keepalive
         self._gpu = gpu
         self._checked = checked
-        packed = len(signature.results) > 1 or (
-            len(signature.results) == 1 and signature.results[0].is_tensor
-        )
+        self._packed = packed
+        self._direct = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(packed)
         self._result_struct = None
-        argtypes = [ctypes.POINTER(_ctype(a)) if a.is_tensor else _ctype(a) for a in signature.args]
-        restype = None
-        if packed:
+        if len(signature.results) > 1 or (len(signature.results) == 1 and signature.results[0].is_tensor):
             fields = [(f"r{i}", _ctype(r)) for i, r in enumerate(signature.results)]
             self._result_struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
-            argtypes.insert(0, ctypes.POINTER(self._result_struct))
-        elif signature.results:
-            restype = _ctype(signature.results[0])
-        self._function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
 
     def __call__(self, *args: Any) -> Any:
         spec = self.signature
@@ -274,7 +281,7 @@ class CompiledFunction:
         if self._result_struct is None:
             return results
         allocations: dict[int, _Allocation] = {}  # results may share a buffer
-        free = self._checked[0].free if self._checked is not None else _libc.free
+        free = self._checked.free if self._checked is not None else _libc.free
         values = [
             _owned_array(getattr(results, f"r{i}"), r, allocations, free)
             if r.is_tensor
@@ -284,27 +291,12 @@ class CompiledFunction:
         return values[0] if len(values) == 1 else tuple(values)
 
     def _raw_call(self, arrays: list[Any]) -> Any:
-        """Calls the function on checked arguments: returns its struct of
-        results, or its one scalar result (None without results)."""
+        """Calls the function on checked arguments through its packed
+        interface: a pointer to each argument of the C interface (the
+        results' struct pointer first), then to the scalar result's storage.
+        Returns the struct of results, or the one scalar result (None
+        without results)."""
         spec = self.signature
-        if self._checked is not None:
-            return self._checked_call(arrays)
-        call_args = [
-            ctypes.byref(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)
-        ]
-        if self._result_struct is None:
-            value = self._function(*call_args)
-            return None if not spec.results else _scalar_result(value, spec.results[0])
-        results = self._result_struct()
-        self._function(ctypes.byref(results), *call_args)
-        return results
-
-    def _checked_call(self, arrays: list[Any]) -> Any:
-        """``_raw_call`` through the packed interface: a pointer to each
-        argument of the C interface (the results' struct pointer first), then
-        to the scalar result's storage."""
-        spec = self.signature
-        calls, packed = self._checked
         values = [ctypes.pointer(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)]
         results = None
         if self._result_struct is not None:
@@ -313,7 +305,10 @@ class CompiledFunction:
         elif spec.results:
             results = _ctype(spec.results[0])()
             values.append(results)
-        calls(spec.name, packed, values)
+        if self._checked is not None:
+            self._checked(spec.name, self._packed, values)
+        else:
+            self._direct(_pointers(values))
         if self._result_struct is not None or results is None:
             return results
         return _scalar_result(results.value, spec.results[0])
@@ -537,14 +532,10 @@ class Library:
         self.functions = {}
         for entry in metadata["functions"]:
             signature = Signature.from_json(entry)
-            symbol = getattr(self._handle, "_mlir_ciface_" + signature.name)
-            address = ctypes.cast(symbol, ctypes.c_void_p).value
-            packed = None
-            if checked is not None:
-                wrapper = getattr(self._handle, "_mlir__mlir_ciface_" + signature.name)
-                packed = (checked, ctypes.cast(wrapper, ctypes.c_void_p).value)
+            wrapper = getattr(self._handle, "_mlir__mlir_ciface_" + signature.name)
+            packed = ctypes.cast(wrapper, ctypes.c_void_p).value
             self.functions[signature.name] = CompiledFunction(
-                signature, address, keepalive=self._handle, gpu=gpu, checked=packed
+                signature, packed, keepalive=self._handle, gpu=gpu, checked=checked
             )
             setattr(self, signature.name, self.functions[signature.name])
 

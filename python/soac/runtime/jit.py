@@ -29,17 +29,11 @@ def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dic
         raise Error(f"the JIT could not compile the lowered module: {error}") from None
     functions = {}
     for signature in signatures:
-        # raw_lookup(n) finds the symbol "_mlir_" + n (the packed wrapper of n):
-        # asking for "ciface_<name>" finds the C interface "_mlir_ciface_<name>".
-        address = engine.raw_lookup("ciface_" + signature.name)
-        if not address:
-            raise Error(f"the JIT found no C interface for @{signature.name}")
-        # The packed interface of the C interface, for calls that a failed
-        # check stops (soac_call_checked).
+        # raw_lookup(n) finds the symbol "_mlir_" + n (the packed wrapper of
+        # n): here the packed interface of the C interface
+        # "_mlir_ciface_<name>", which every call goes through.
         packed = engine.raw_lookup("_mlir_ciface_" + signature.name)
         if not packed:
             raise Error(f"the JIT found no packed interface for @{signature.name}")
-        functions[signature.name] = CompiledFunction(
-            signature, address, keepalive=engine, checked=(_checked_calls(), packed)
-        )
+        functions[signature.name] = CompiledFunction(signature, packed, keepalive=engine, checked=_checked_calls())
     return functions
