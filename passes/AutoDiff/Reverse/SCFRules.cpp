@@ -1,11 +1,13 @@
 //===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
 #include "passes/AutoDiff/Engine/Loops.h"
+#include "passes/AutoDiff/Engine/SparseAdjoints.h"
 #include "passes/AutoDiff/Interfaces/RuleModel.h"
 #include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
@@ -29,7 +31,7 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
     SmallVector<Value> yielded;
     if (source) {
       AdjointBuilder scope(b, a.activity(), *source, &a, a.symbolTables(),
-                           /*sparseFreeReads=*/false);
+                           SparseReads::Never);
       scope.reexecute(*source);
       for (auto [result, value] :
            llvm::zip(op.getResults(), source->getTerminator()->getOperands()))
@@ -113,6 +115,88 @@ bool isOnlyWritten(scf::ForOp loop, unsigned j) {
          yielded.getOperandNumber() == j;
 }
 
+/// Reads of one iteration of a backward loop that the enclosing scope keeps
+/// sparse: recorded per iteration (`iteration`: its index inside the
+/// loop), stacked after the loop.
+struct IterationRead {
+  SparseAdjoint read; // its batch lifted out of the loop body
+  Value iteration;
+};
+
+/// A tensor.empty of the `leading` sizes, then the shape of `row` past its
+/// first `skip` dimensions; their dynamic sizes are those of dimensions
+/// `firstDim`... of `source` (a read row is a row of the tensor read).
+Value emptyRecord(ImplicitLocOpBuilder &b, ArrayRef<Value> leading, Value row,
+                  int64_t skip, Value source, int64_t firstDim) {
+  SmallVector<int64_t> shape(leading.size(), ShapedType::kDynamic);
+  SmallVector<Value> dynamic(leading);
+  Type element = row.getType();
+  if (auto tensor = dyn_cast<RankedTensorType>(row.getType())) {
+    element = tensor.getElementType();
+    for (int64_t d = skip; d < tensor.getRank(); ++d) {
+      shape.push_back(tensor.getDimSize(d));
+      if (tensor.isDynamicDim(d))
+        dynamic.push_back(
+            tensor::DimOp::create(b, source, firstDim + d - skip));
+    }
+  }
+  return tensor::EmptyOp::create(b, shape, element, dynamic);
+}
+
+/// Carries records of `reads` through the backward loop `reverse`, written
+/// at each iteration's index, and passes them to `a` as batches with the
+/// `trips` iterations as a new outer dimension. Returns the loop that
+/// replaces `reverse` (with more results).
+FailureOr<scf::ForOp> stackIterationReads(scf::ForOp loop, scf::ForOp reverse,
+                                          ArrayRef<IterationRead> reads,
+                                          Value trips, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  SmallVector<Value> records;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(reverse);
+    for (const IterationRead &r : reads) {
+      SmallVector<Value> leading{trips};
+      llvm::append_range(leading, materializeBatchSizes(a, r.read.batch));
+      int64_t batchRank = r.read.batch.size();
+      Value source = a.primal(r.read.tensor);
+      records.push_back(
+          emptyRecord(b, leading, r.read.index, batchRank, source, 0));
+      records.push_back(
+          emptyRecord(b, leading, r.read.value, batchRank, source, 1));
+    }
+  }
+  IRRewriter rewriter(b);
+  unsigned carried = reverse.getNumResults();
+  FailureOr<LoopLikeOpInterface> grown = reverse.replaceWithAdditionalYields(
+      rewriter, records, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &nested, Location loc, ArrayRef<BlockArgument> stores) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> next;
+        auto store = stores.begin();
+        for (const IterationRead &r : reads) {
+          next.push_back(insertRow(ib, r.read.index, *store++, r.iteration));
+          next.push_back(insertRow(ib, r.read.value, *store++, r.iteration));
+        }
+        return next;
+      });
+  if (failed(grown))
+    return loop.emitOpError()
+           << "could not record the sparse adjoints of its iterations";
+  auto stacks = (*grown)->getResults().drop_front(carried).begin();
+  BatchFactor iterations{{Extent::ofValue(loop.getLowerBound()),
+                          Extent::ofValue(loop.getUpperBound()),
+                          Extent::ofValue(loop.getStep())}};
+  for (const IterationRead &r : reads) {
+    Value indices = *stacks++;
+    Value values = *stacks++;
+    SmallVector<BatchFactor> batch{iterations};
+    llvm::append_range(batch, r.read.batch);
+    a.accumulateSparse(r.read.tensor, indices, values, std::move(batch));
+  }
+  return cast<scf::ForOp>(grown->getOperation());
+}
+
 } // namespace
 
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
@@ -123,7 +207,9 @@ bool isOnlyWritten(scf::ForOp loop, unsigned j) {
 /// run. The return sweep runs the iterations backwards; each restores its
 /// checkpoint, re-executes the body forward, then sweeps it backwards,
 /// carrying the adjoints of the loop-carried values and of the values the
-/// body reads from outside.
+/// body reads from outside. In a scope that keeps the reads of a free tensor
+/// sparse (a loop in a map), the iterations' reads are recorded instead and
+/// stacked into one batch for that scope.
 LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Block &body = *loop.getBody();
@@ -186,6 +272,8 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
     adjoints.push_back(a.zerosLike(a.primal(value)));
 
   bool failedSweep = false;
+  SmallVector<IterationRead> sparseReads;
+  SmallVector<bool> denselyRead(free.size(), false);
   auto reverse = scf::ForOp::create(
       b, zero, trips, one, adjoints,
       [&](OpBuilder &nested, Location loc, Value step_, ValueRange state) {
@@ -194,7 +282,7 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
         Value k = arith::SubIOp::create(ib, last, step_);
         Value iv = inductionValue(ib, lb, step, k);
         AdjointBuilder scope(ib, a.activity(), body, &a, a.symbolTables(),
-                             /*sparseFreeReads=*/false);
+                             SparseReads::Inherit);
         scope.mapPrimal(loop.getInductionVar(), iv);
         // A value only written into gets its initial value, of the same
         // shape: re-executed, the write into it is dead.
@@ -214,19 +302,43 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
           failedSweep = true;
           next.assign(state.begin(), state.end());
         } else {
+          // Batches of a size that varies between iterations are added in
+          // place into the carried adjoint.
+          for (const SparseAdjoint &read :
+               mergeScalarReads(ib, scope.sparseAdjoints())) {
+            if (std::optional<SmallVector<BatchFactor>> batch =
+                    liftBatch(read.batch, loop, body))
+              sparseReads.push_back(
+                  {{read.tensor, read.index, read.value, std::move(*batch)},
+                   k});
+            else
+              scatterIntoAdjoint(scope, read.tensor, read.index, read.value);
+          }
           for (unsigned j : activeCarried)
             next.push_back(scope.adjointOrZero(loop.getRegionIterArgs()[j]));
-          for (Value value : free)
+          for (auto [position, value] : llvm::enumerate(free)) {
             next.push_back(scope.outerAdjoints().lookup(value));
+            denselyRead[position] =
+                next.back() != state[activeCarried.size() + position];
+          }
         }
         scf::YieldOp::create(ib, next);
       });
   if (failedSweep)
     return failure();
+  if (!sparseReads.empty()) {
+    FailureOr<scf::ForOp> grown =
+        stackIterationReads(loop, reverse, sparseReads, trips, a);
+    if (failed(grown))
+      return failure();
+    reverse = *grown;
+  }
   for (auto [position, j] : llvm::enumerate(activeCarried))
     a.accumulate(loop.getInitArgs()[j], reverse.getResult(position));
+  // A free value only read sparsely keeps its zeros: nothing to add.
   for (auto [position, value] : llvm::enumerate(free))
-    a.accumulate(value, reverse.getResult(activeCarried.size() + position));
+    if (denselyRead[position])
+      a.accumulate(value, reverse.getResult(activeCarried.size() + position));
   return success();
 }
 
@@ -308,7 +420,7 @@ LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
                         unsigned first, ValueRange seeds,
                         SmallVector<Value> &freeAdjoints) {
     AdjointBuilder scope(ib, a.activity(), block, &a, a.symbolTables(),
-                         /*sparseFreeReads=*/false);
+                         SparseReads::Never);
     for (auto [arg, value] : llvm::zip(block.getArguments(), args))
       scope.mapPrimal(arg, value);
     scope.reexecute(block);
