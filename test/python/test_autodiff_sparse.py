@@ -2,7 +2,8 @@
 (examples/nested_gathers.mlir): their adjoints are sparse at every depth
 (test/AutoDiff/sparse-adjoints.mlir shows the IR); here each is checked
 against central finite differences in float64, with duplicate indices and
-indices at the ends of the arrays read."""
+indices at the ends of the arrays read, and against the gradient-cost report
+(no term growing faster than the primal's)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pathlib
 import numpy as np
 import pytest
 from gradcheck import check_vjp
+
+import soac
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 PROGRAMS = (EXAMPLES / "nested_gathers.mlir").read_text()
@@ -148,3 +151,18 @@ def test_a_loop_in_a_loop_in_a_map():
 def test_rows_of_different_lengths(lengths):
     x = rng.standard_normal(4)
     check_vjp(NESTS, "ragged_rows", [x, np.array(lengths, dtype=np.intp)], wrt=[0])
+
+
+@pytest.mark.parametrize("function", ["conv1d", "conv1d_clamped", "stencil2d", "embedding_bag", "loop_gathers"])
+def test_nested_reads_cost_what_their_primal_does(function):
+    """The gradient-cost report finds no work or memory growing faster than
+    the primal's (the stacked reads are scattered one row at a time)."""
+    cost = soac.mlir.gradient_cost(PROGRAMS, function, wrt=[0])
+    assert cost.flags == [], cost
+
+
+def test_rows_of_different_lengths_keep_a_dense_adjoint_per_row():
+    """The reads of rows of data-dependent length cannot be stacked: the
+    report flags the dense adjoint each row then makes."""
+    flags = soac.mlir.gradient_cost(NESTS, "ragged_rows", wrt=[0]).flags
+    assert any(flag.cost == "work" for flag in flags), flags
