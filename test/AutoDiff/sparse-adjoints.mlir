@@ -121,6 +121,55 @@ func.func @d_steps(%x: tensor<?xf64>, %path: tensor<?xindex>, %c: f64) -> tensor
 
 // -----
 
+// A read in a branch in a map: the branch yields its (index, value), the
+// other branch an index 0 and a value 0 (which add nothing); the map stacks
+// them as any read, and one reduce_by_index adds them.
+// CHECK-LABEL: func.func private @masked__vjp_wrt_0(
+// CHECK: %[[READS:.*]]:2 = soac.map ins(%{{.*}}) -> tensor<?x?xindex>, tensor<?x?xf64>
+// CHECK: %[[INDEX:.*]] = scf.if %{{.*}} -> (index) {
+// CHECK: %[[CHECKED:.*]] = soac.check_index
+// CHECK: scf.yield %[[CHECKED]] : index
+// CHECK: } else {
+// CHECK: scf.yield %c0 : index
+// CHECK: soac.yield %[[INDEX]], %{{.*}} : index, f64
+// CHECK: tensor.collapse_shape %[[READS]]#0
+// CHECK: %[[DX:.*]] = soac.reduce_by_index
+// CHECK-NOT: soac.reduce ins
+// CHECK: return %{{.*}}, %[[DX]]
+func.func @masked(%x: tensor<?xf64>, %starts: tensor<?xindex>, %w: tensor<?xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f64
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %r = soac.map ins(%starts : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %terms = soac.map ins(%w : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%wj: f64):
+      %inside = arith.cmpi ult, %i, %n : index
+      %v = scf.if %inside -> (f64) {
+        %xi = tensor.extract %x[%i] : tensor<?xf64>
+        scf.yield %xi : f64
+      } else {
+        scf.yield %zero : f64
+      }
+      %m = arith.mulf %v, %wj : f64
+      soac.yield %m : f64
+    }
+    %s = soac.reduce ins(%terms : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_masked(%x: tensor<?xf64>, %starts: tensor<?xindex>, %w: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
+  %r:2 = soac.vjp @masked(%x, %starts, %w, %c) wrt [0] : (tensor<?xf64>, tensor<?xindex>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
+  return %r#1 : tensor<?xf64>
+}
+
+// -----
+
 // Rows whose reads differ in number (an iota of a size read from data)
 // cannot be stacked: each row scatters its reads into a dense adjoint, and
 // the rows' adjoints are summed (correct, but not sparse).

@@ -52,8 +52,9 @@ def test_gathers_in_a_loop_with_no_iterations():
 
 
 # Deeper and irregular nests: a map in a loop in a map (the loop's records
-# hold a batch per iteration), two loops in a map, and rows of different
-# lengths, whose reads cannot be stacked over the rows (a dense adjoint per
+# hold a batch per iteration), two loops in a map, branches in a map (each
+# yields the other's reads as zeros; the last position reads outside the
+# array and takes the other branch), and rows of different lengths, whose reads cannot be stacked over the rows (a dense adjoint per
 # row, as before, and still right).
 NESTS = """
 func.func @map_in_loop_in_map(%x: tensor<?xf64>, %starts: tensor<?xindex>, %w: tensor<?xf64>) -> tensor<?xf64> {
@@ -110,6 +111,41 @@ func.func @loop_in_loop_in_map(%x: tensor<?x?xf64>, %rows: tensor<?xindex>) -> t
   return %r : tensor<?xf64>
 }
 
+func.func @padded_conv(%x: tensor<?xf64>, %w: tensor<?xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %positions = soac.iota %n : tensor<?xindex>
+  %r = soac.map ins(%positions : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %terms = soac.map ins(%w : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%wj: f64):
+      %t = arith.addi %i, %c1 : index
+      %inside = arith.cmpi ult, %t, %n : index
+      %v = scf.if %inside -> (f64) {
+        %xt = tensor.extract %x[%t] : tensor<?xf64>
+        %s = math.sin %xt : f64
+        scf.yield %s : f64
+      } else {
+        %x0 = tensor.extract %x[%c0] : tensor<?xf64>
+        %x1 = tensor.extract %x[%i] : tensor<?xf64>
+        %p = arith.mulf %x0, %x1 : f64
+        scf.yield %p : f64
+      }
+      %m = arith.mulf %v, %wj : f64
+      soac.yield %m : f64
+    }
+    %sum = soac.reduce ins(%terms : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%p: f64, %q: f64):
+      %u = arith.addf %p, %q : f64
+      soac.yield %u : f64
+    }
+    soac.yield %sum : f64
+  }
+  return %r : tensor<?xf64>
+}
+
 func.func @ragged_rows(%x: tensor<?xf64>, %lengths: tensor<?xindex>) -> tensor<?xf64> {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f64
@@ -147,18 +183,36 @@ def test_a_loop_in_a_loop_in_a_map():
     check_vjp(NESTS, "loop_in_loop_in_map", [x, np.array([2, 0, 2, 1], dtype=np.intp)], wrt=[0])
 
 
+def test_branches_in_a_map_of_maps():
+    x, w = rng.standard_normal(6), rng.standard_normal(3)
+    check_vjp(NESTS, "padded_conv", [x, w])
+
+
 @pytest.mark.parametrize("lengths", [[3, 0, 7, 1], [2, 2, 2]])
 def test_rows_of_different_lengths(lengths):
     x = rng.standard_normal(4)
     check_vjp(NESTS, "ragged_rows", [x, np.array(lengths, dtype=np.intp)], wrt=[0])
 
 
-@pytest.mark.parametrize("function", ["conv1d", "conv1d_clamped", "stencil2d", "embedding_bag", "loop_gathers"])
-def test_nested_reads_cost_what_their_primal_does(function):
+@pytest.mark.parametrize(
+    "program, function",
+    [(PROGRAMS, name) for name in ("conv1d", "conv1d_clamped", "stencil2d", "embedding_bag", "loop_gathers")]
+    + [(NESTS, name) for name in ("map_in_loop_in_map", "loop_in_loop_in_map")],
+)
+def test_nested_reads_cost_what_their_primal_does(program, function):
     """The gradient-cost report finds no work or memory growing faster than
     the primal's (the stacked reads are scattered one row at a time)."""
-    cost = soac.mlir.gradient_cost(PROGRAMS, function, wrt=[0])
+    cost = soac.mlir.gradient_cost(program, function, wrt=[0])
     assert cost.flags == [], cost
+
+
+@pytest.mark.parametrize("program, function, wrt", [(PROGRAMS, "conv1d", [0, 1]), (NESTS, "padded_conv", [0])])
+def test_stacked_reads_beside_other_adjoints_are_stored_but_cost_linear_work(program, function, wrt):
+    """When the adjoint map also yields other adjoints (of w) or several
+    batches (one per branch), its stacked reads are stored, n × the batch
+    (a memory flag), but the work still grows as the primal's."""
+    flags = soac.mlir.gradient_cost(program, function, wrt=wrt).flags
+    assert [(flag.cost, flag.grows_as) for flag in flags] == [("memory", "x0·x1")], flags
 
 
 def test_rows_of_different_lengths_keep_a_dense_adjoint_per_row():

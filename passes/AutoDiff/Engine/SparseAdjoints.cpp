@@ -123,6 +123,31 @@ SmallVector<Value> materializeBatchSizes(AdjointBuilder &a,
   });
 }
 
+Value buildRecord(AdjointBuilder &a, ArrayRef<Value> leading,
+                  const SparseAdjoint &read, Value part, bool zeros) {
+  ImplicitLocOpBuilder &b = a.builder();
+  int64_t batchRank = read.batch.size();
+  SmallVector<int64_t> shape(leading.size(), ShapedType::kDynamic);
+  SmallVector<Value> dynamic(leading);
+  Type element = part.getType();
+  if (auto tensor = dyn_cast<RankedTensorType>(part.getType())) {
+    element = tensor.getElementType();
+    Value source = a.primal(read.tensor);
+    for (int64_t d = batchRank; d < tensor.getRank(); ++d) {
+      shape.push_back(tensor.getDimSize(d));
+      if (tensor.isDynamicDim(d))
+        dynamic.push_back(tensor::DimOp::create(b, source, 1 + d - batchRank));
+    }
+  }
+  if (!zeros)
+    return tensor::EmptyOp::create(b, shape, element, dynamic);
+  Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
+  if (shape.empty())
+    return zero;
+  return tensor::SplatOp::create(b, zero,
+                                 RankedTensorType::get(shape, element), dynamic);
+}
+
 SmallVector<SparseAdjoint> mergeScalarReads(ImplicitLocOpBuilder &b,
                                             ArrayRef<SparseAdjoint> reads) {
   SmallVector<SparseAdjoint> merged;

@@ -5,7 +5,8 @@
 // (index, value) per read, never a dense tensor per run of the scope.
 // This is Futhark's accumulator (`withacc`/`update_acc`) without a new type:
 // the reads of a scope are yielded by its owner as a batch (a map's rows, a
-// loop's iterations, stacked along a new outer dimension), which becomes one
+// loop's iterations, stacked along a new outer dimension; a branch's, the
+// other branch yielding zeros of their shape), which becomes one
 // read batch of the enclosing scope, up to the scope where the tensor is
 // defined (or a scope that runs once), where the batch is flattened and
 // added by one reduce_by_index (+) (whose lowering computes the outermost
@@ -77,6 +78,15 @@ liftBatch(llvm::ArrayRef<BatchFactor> batch, mlir::Operation *owner,
 /// the scope of `a`), computed in that scope's forward code.
 llvm::SmallVector<mlir::Value>
 materializeBatchSizes(AdjointBuilder &a, llvm::ArrayRef<BatchFactor> batch);
+
+/// A tensor for `part` (the index or the value) of `read`, in scope `a`: of
+/// the `leading` sizes, then the shape of `part` past its batch dimensions
+/// (a value's row: the dimensions of the tensor read past its first).
+/// Empty (tensor.empty, to be written), or filled with zeros (`zeros`; with
+/// no leading size and a scalar `part`, a zero scalar).
+mlir::Value buildRecord(AdjointBuilder &a, llvm::ArrayRef<mlir::Value> leading,
+                        const SparseAdjoint &read, mlir::Value part,
+                        bool zeros);
 
 /// `reads` with the scalar reads of one tensor made one batch (their indices
 /// and values stacked, built with `b`), so that the reads of one scope are

@@ -1,6 +1,7 @@
 //===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
 #include "passes/AutoDiff/Engine/Loops.h"
 #include "passes/AutoDiff/Engine/SparseAdjoints.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Interfaces/RuleModel.h"
 #include "passes/Utils/Rows.h"
 
@@ -14,8 +15,66 @@ using namespace mlir;
 
 namespace soac::autodiff {
 
+namespace {
+
+/// Reads kept sparse in a branch of `reverse` (the backward scf.if built by
+/// its rule) for the enclosing scope, one list per branch.
+struct BranchReads {
+  SmallVector<SparseAdjoint> then, otherwise;
+};
+
+/// `reverse` with more results: each branch's reads, yielded by both
+/// branches, the one that did not make them yielding zeros of their shape
+/// (that add nothing wherever they are scattered). Returns the new scf.if.
+scf::IfOp yieldBranchReads(scf::IfOp reverse, const BranchReads &reads,
+                           AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  SmallVector<Type> types(reverse.getResultTypes());
+  for (ArrayRef<SparseAdjoint> list : {ArrayRef(reads.then),
+                                       ArrayRef(reads.otherwise)})
+    for (const SparseAdjoint &read : list)
+      llvm::append_range(types, TypeRange{read.index.getType(),
+                                          read.value.getType()});
+  auto grown = scf::IfOp::create(b, types, reverse.getCondition(),
+                                 /*addThenBlock=*/false,
+                                 /*addElseBlock=*/false);
+  grown.getThenRegion().takeBody(reverse.getThenRegion());
+  grown.getElseRegion().takeBody(reverse.getElseRegion());
+  for (auto [block, own] : {std::pair{grown.thenBlock(), true},
+                            std::pair{grown.elseBlock(), false}}) {
+    Operation *yield = block->getTerminator();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(yield);
+    SmallVector<Value> yielded(yield->getOperands());
+    for (auto [list, mine] : {std::pair{ArrayRef(reads.then), own},
+                              std::pair{ArrayRef(reads.otherwise), !own}})
+      for (const SparseAdjoint &read : list) {
+        if (mine) {
+          yielded.append({read.index, read.value});
+          continue;
+        }
+        // Of the very type of the branch's (static sizes it knows).
+        SmallVector<Value> sizes = materializeBatchSizes(a, read.batch);
+        for (Value part : {read.index, read.value})
+          yielded.push_back(castToType(
+              b, buildRecord(a, sizes, read, part, /*zeros=*/true),
+              part.getType()));
+      }
+    yield->setOperands(yielded);
+  }
+  for (auto [old, result] : llvm::zip(reverse.getResults(), grown.getResults()))
+    old.replaceAllUsesWith(result);
+  reverse->erase();
+  return grown;
+}
+
+} // namespace
+
 /// A branch: the return sweep takes the same branch, re-executes it, sweeps
 /// it backwards and yields the adjoints of the values it read from outside.
+/// In a scope that keeps the reads of a free tensor sparse (a branch in a
+/// map), the reads of either branch are yielded instead (the other branch
+/// yielding zeros of their shape), for that scope.
 LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   // Values read from outside the branches (yielded ones included).
@@ -24,22 +83,36 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
       free, [&](Value v) { return a.primal(v).getType(); });
   auto reverse =
       scf::IfOp::create(b, types, a.primal(op.getCondition()), true, true);
-  for (auto [source, target] : {std::pair{op.thenBlock(), reverse.thenBlock()},
-                                std::pair{op.elseBlock(), reverse.elseBlock()}}) {
+  BranchReads reads;
+  SmallVector<bool> denselyRead(free.size(), false);
+  for (auto [source, target, kept] :
+       {std::tuple{op.thenBlock(), reverse.thenBlock(), &reads.then},
+        std::tuple{op.elseBlock(), reverse.elseBlock(), &reads.otherwise}}) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(target);
     SmallVector<Value> yielded;
     if (source) {
       AdjointBuilder scope(b, a.activity(), *source, &a, a.symbolTables(),
-                           SparseReads::Never);
+                           SparseReads::Inherit);
       scope.reexecute(*source);
       for (auto [result, value] :
            llvm::zip(op.getResults(), source->getTerminator()->getOperands()))
         scope.accumulate(value, a.adjoint(result));
       if (failed(scope.sweep(*source)))
         return failure();
-      for (Value value : free) {
+      // Batches whose shape is made in the branch are added in place.
+      for (const SparseAdjoint &read :
+           mergeScalarReads(b, scope.sparseAdjoints())) {
+        if (std::optional<SmallVector<BatchFactor>> batch =
+                liftBatch(read.batch, op, *source))
+          kept->push_back(
+              {read.tensor, read.index, read.value, std::move(*batch)});
+        else
+          scatterIntoAdjoint(scope, read.tensor, read.index, read.value);
+      }
+      for (auto [position, value] : llvm::enumerate(free)) {
         Value adjoint = scope.outerAdjoints().lookup(value);
+        denselyRead[position] = denselyRead[position] || adjoint;
         yielded.push_back(adjoint ? adjoint : a.zerosLike(a.primal(value)));
       }
     } else {
@@ -48,8 +121,20 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
     }
     scf::YieldOp::create(b, yielded);
   }
-  for (auto [value, adjoint] : llvm::zip(free, reverse.getResults()))
-    a.accumulate(value, adjoint);
+  if (!reads.then.empty() || !reads.otherwise.empty())
+    reverse = yieldBranchReads(reverse, reads, a);
+  // A free value only read sparsely keeps its zeros: nothing to add.
+  for (auto [position, value] : llvm::enumerate(free))
+    if (denselyRead[position])
+      a.accumulate(value, reverse.getResult(position));
+  auto kept = reverse.getResults().drop_front(free.size()).begin();
+  for (ArrayRef<SparseAdjoint> list : {ArrayRef(reads.then),
+                                       ArrayRef(reads.otherwise)})
+    for (const SparseAdjoint &read : list) {
+      Value index = *kept++;
+      Value value = *kept++;
+      a.accumulateSparse(read.tensor, index, value, read.batch);
+    }
   return success();
 }
 
@@ -123,26 +208,6 @@ struct IterationRead {
   Value iteration;
 };
 
-/// A tensor.empty of the `leading` sizes, then the shape of `row` past its
-/// first `skip` dimensions; their dynamic sizes are those of dimensions
-/// `firstDim`... of `source` (a read row is a row of the tensor read).
-Value emptyRecord(ImplicitLocOpBuilder &b, ArrayRef<Value> leading, Value row,
-                  int64_t skip, Value source, int64_t firstDim) {
-  SmallVector<int64_t> shape(leading.size(), ShapedType::kDynamic);
-  SmallVector<Value> dynamic(leading);
-  Type element = row.getType();
-  if (auto tensor = dyn_cast<RankedTensorType>(row.getType())) {
-    element = tensor.getElementType();
-    for (int64_t d = skip; d < tensor.getRank(); ++d) {
-      shape.push_back(tensor.getDimSize(d));
-      if (tensor.isDynamicDim(d))
-        dynamic.push_back(
-            tensor::DimOp::create(b, source, firstDim + d - skip));
-    }
-  }
-  return tensor::EmptyOp::create(b, shape, element, dynamic);
-}
-
 /// Carries records of `reads` through the backward loop `reverse`, written
 /// at each iteration's index, and passes them to `a` as batches with the
 /// `trips` iterations as a new outer dimension. Returns the loop that
@@ -158,12 +223,10 @@ FailureOr<scf::ForOp> stackIterationReads(scf::ForOp loop, scf::ForOp reverse,
     for (const IterationRead &r : reads) {
       SmallVector<Value> leading{trips};
       llvm::append_range(leading, materializeBatchSizes(a, r.read.batch));
-      int64_t batchRank = r.read.batch.size();
-      Value source = a.primal(r.read.tensor);
       records.push_back(
-          emptyRecord(b, leading, r.read.index, batchRank, source, 0));
+          buildRecord(a, leading, r.read, r.read.index, /*zeros=*/false));
       records.push_back(
-          emptyRecord(b, leading, r.read.value, batchRank, source, 1));
+          buildRecord(a, leading, r.read, r.read.value, /*zeros=*/false));
     }
   }
   IRRewriter rewriter(b);
