@@ -131,6 +131,16 @@ bool AdjointBuilder::keepsSparse(Value original) const {
   llvm_unreachable("unknown sparse-reads mode");
 }
 
+bool AdjointBuilder::scatteredInSoacBody(Value original) const {
+  const AdjointBuilder *scope = this;
+  while (scope->keepsSparse(original))
+    scope = scope->parent;
+  for (Operation *op = scope->block.getParentOp(); op; op = op->getParentOp())
+    if (isa<SoacDialect>(op->getDialect()))
+      return true;
+  return false;
+}
+
 void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
                                   Value value) {
   if (!value || !isActive(original))

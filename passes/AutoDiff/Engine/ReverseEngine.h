@@ -112,6 +112,11 @@ public:
   }
   /// Whether reads of `original` (free in this scope) get sparse adjoints.
   bool keepsSparse(mlir::Value original) const;
+  /// Whether the reads of `original` passed on from this scope are
+  /// scattered inside a SOAC body (by the first enclosing scope that does
+  /// not keep them sparse). Their batches must then stay one-dimensional:
+  /// the GPU lowering of code per row takes no reshape.
+  bool scatteredInSoacBody(mlir::Value original) const;
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
   /// when this scope keeps it so, else written into its adjoint.
   /// With one index into a tensor of rank > 1, `value` is a whole row.
