@@ -2,6 +2,7 @@
 #include "passes/Utils/Bodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -57,10 +58,42 @@ MapOp fusableProducer(Value tensor, Operation *consumer) {
   return map;
 }
 
+MapOp stackedProducer(ReduceByIndexOp histogram) {
+  MapOp map;
+  SmallVector<Operation *> collapses;
+  SmallVector<Value> read{histogram.getIndices()};
+  llvm::append_range(read, histogram.getValues());
+  size_t merged = 0;
+  for (Value tensor : read) {
+    auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || !collapse->hasOneUse())
+      return nullptr;
+    size_t outer = collapse.getReassociationIndices().front().size();
+    if (outer < 2 || (merged && outer != merged))
+      return nullptr;
+    merged = outer;
+    auto producer = collapse.getSrc().getDefiningOp<MapOp>();
+    if (!producer || (map && producer != map) ||
+        producer->getBlock() != histogram->getBlock())
+      return nullptr;
+    map = producer;
+    collapses.push_back(collapse);
+  }
+  for (Operation *user : map->getUsers())
+    if (!llvm::is_contained(collapses, user))
+      return nullptr;
+  return map;
+}
+
 bool waitsForFusion(MapOp map) {
   if (map->use_empty())
     return false;
   Operation *consumer = *map->getUsers().begin();
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(consumer))
+    if (collapse->hasOneUse())
+      if (auto histogram =
+              dyn_cast<ReduceByIndexOp>(*collapse->getUsers().begin()))
+        return stackedProducer(histogram) == map;
   return fusableProducer(map.getResult(0), consumer) == map;
 }
 

@@ -37,6 +37,14 @@ bool readsRowsOf(mlir::Operation *consumer, mlir::OpOperand &use);
 /// recomputes nothing more often than the map would run.
 MapOp fusableProducer(mlir::Value tensor, mlir::Operation *consumer);
 
+/// The map whose rows `histogram` reads stacked: every operand it reads row
+/// by row (indices, values) is a tensor.collapse_shape merging the same
+/// number (two or more) of outer dimensions of a result of that map, in the
+/// same block, and the map's results have no other use. Its lowering then computes one row of the map
+/// at a time and adds that row's batch, never storing the map's results
+/// whole (the sparse adjoints of nested reads, AutoDiff/Engine/SparseAdjoints.h).
+MapOp stackedProducer(ReduceByIndexOp histogram);
+
 /// A soac.map waits to be fused when its consumer will recompute it (see
 /// Conversion/SoacToLoops/LoweringOrder.h for the whole ordering contract).
 bool waitsForFusion(MapOp map);

@@ -395,6 +395,8 @@ class _Function:
         for op in _walk(self.function.regions[0].blocks[0]):
             if op.operation.name in _IN_PLACE or op.operation.name.startswith(("func.", "soac.yield", "scf.yield")):
                 continue
+            if _scattered_row_by_row(op):
+                continue
             for result in op.results:
                 if isinstance(result.type, ir.RankedTensorType):
                     size = self.elements(result)
@@ -404,6 +406,27 @@ class _Function:
                         total = total + size
                         self.memory_contributions.append((size, _where(op)))
         return total, checkpoints
+
+
+def _scattered_row_by_row(op) -> bool:
+    """A soac.map whose results only a reduce_by_index reads, stacked
+    (tensor.collapse_shape of their outer dimensions), as the sparse adjoints
+    of nested reads are: the lowering computes it one row at a time inside
+    the scatter (passes/Utils/Bodies.h, stackedProducer), so that only its
+    rows' tensors, counted where its body makes them, are ever stored."""
+    if op.operation.name != "soac.map" or not op.results:
+        return False
+    scatters = set()
+    for result in op.results:
+        for use in result.uses:
+            collapse = use.owner.operation
+            if collapse.name != "tensor.collapse_shape":
+                return False
+            readers = list(collapse.results[0].uses)
+            if len(readers) != 1 or readers[0].owner.operation.name != "soac.reduce_by_index":
+                return False
+            scatters.add(readers[0].owner.operation)
+    return len(scatters) == 1
 
 
 def _fills_a_loop(value: ir.Value) -> bool:

@@ -61,9 +61,9 @@ AdjointBuilder::AdjointBuilder(ImplicitLocOpBuilder &builder,
                                const Activity &activity, Block &block,
                                AdjointBuilder *parent,
                                SymbolTableCollection &symbols,
-                               bool sparseFreeReads)
+                               SparseReads sparseReads)
     : b(builder), activityInfo(activity), block(block), parent(parent),
-      symbols(symbols), sparseFreeReads(sparseFreeReads) {}
+      symbols(symbols), sparseReads(sparseReads) {}
 
 bool AdjointBuilder::isActive(Value original) const {
   return activityInfo.isActive(original);
@@ -117,15 +117,50 @@ void AdjointBuilder::accumulate(Value original, Value contribution) {
   slot = slot ? add(slot, contribution) : contribution;
 }
 
+bool AdjointBuilder::keepsSparse(Value original) const {
+  if (!parent || !isOuter(original))
+    return false;
+  switch (sparseReads) {
+  case SparseReads::Always:
+    return true;
+  case SparseReads::Inherit:
+    return parent->keepsSparse(original);
+  case SparseReads::Never:
+    return false;
+  }
+  llvm_unreachable("unknown sparse-reads mode");
+}
+
+bool AdjointBuilder::scatteredInSoacBody(Value original) const {
+  const AdjointBuilder *scope = this;
+  while (scope->keepsSparse(original))
+    scope = scope->parent;
+  for (Operation *op = scope->block.getParentOp(); op; op = op->getParentOp())
+    if (isa<SoacDialect>(op->getDialect()))
+      return true;
+  return false;
+}
+
 void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
                                   Value value) {
   if (!value || !isActive(original))
     return;
-  // A free tensor of a SOAC body: keep one (indices, value) per read, so that
-  // the owner scatters them (sparse), never a dense tensor per iteration.
-  bool free = isOuter(original) && parent;
-  if (free && sparseFreeReads) {
-    sparse.push_back({original, llvm::to_vector(indices), value});
+  // Keep one (index, value) per read, so that the owner scatters them
+  // (sparse), never a dense tensor per iteration. An element of a tensor of
+  // rank > 1 is kept at its row-major position: one index per read whatever
+  // the rank, so that the reads of a scope stack into one batch.
+  if (keepsSparse(original)) {
+    Value index = indices.front();
+    if (indices.size() > 1) {
+      Value tensor = primal(original);
+      for (size_t d = 1; d < indices.size(); ++d)
+        index = arith::AddIOp::create(
+            b,
+            arith::MulIOp::create(b, index,
+                                  tensor::DimOp::create(b, tensor, d)),
+            indices[d]);
+    }
+    sparse.push_back({original, index, value, {}});
     return;
   }
   Value current = adjointOrZero(original);
@@ -137,6 +172,18 @@ void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
   Value old = tensor::ExtractOp::create(b, current, indices);
   Value sum = arith::AddFOp::create(b, old, value);
   replaceAdjoint(original, tensor::InsertOp::create(b, sum, current, indices));
+}
+
+void AdjointBuilder::accumulateSparse(Value original, Value indices,
+                                      Value values,
+                                      SmallVector<BatchFactor> batch) {
+  if (!values || !isActive(original))
+    return;
+  if (keepsSparse(original)) {
+    sparse.push_back({original, indices, values, std::move(batch)});
+    return;
+  }
+  scatterIntoAdjoint(*this, original, indices, values);
 }
 
 void AdjointBuilder::replaceAdjoint(Value original, Value updated) {

@@ -19,6 +19,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
+#include "passes/AutoDiff/Engine/SparseAdjoints.h"
 #include "passes/AutoDiff/Interfaces/ReverseModeOpInterface.h"
 
 #include "dialect/DerivativeSignature.h"
@@ -39,15 +40,6 @@ private:
   llvm::DenseSet<mlir::Value> active;
 };
 
-/// A tensor defined outside a scope, read inside it by tensor.extract at
-/// `indices`: its adjoint contribution stays sparse (one value per read), to
-/// be scattered with reduce_by_index (+) by the scope's owner.
-struct SparseAdjoint {
-  mlir::Value tensor; // the original (outer) tensor
-  llvm::SmallVector<mlir::Value> indices;
-  mlir::Value value;
-};
-
 /// A value computed in the body of a SOAC (`value`, original) that the SOAC's
 /// run in the forward code also yields, one per row (`rows`), so that its
 /// reverse rule reads it instead of computing it again.
@@ -56,18 +48,29 @@ struct Residual {
   mlir::Value rows;
 };
 
+/// Which free tensors a scope keeps sparse adjoints of (one (index, value)
+/// per read, see SparseAdjoints.h) for its owner to stack and pass on.
+enum class SparseReads {
+  /// Every free tensor: the scope runs once per row (a SOAC body).
+  Always,
+  /// Those the enclosing scope keeps sparse: the scope runs many times (a
+  /// loop body), which pays only where its owner itself runs per row.
+  Inherit,
+  /// None: the scope runs once (a branch), or its owner adds every read in
+  /// place into a dense adjoint it carries.
+  Never,
+};
+
 /// One scope of the return sweep and the API the rules build with.
 class AdjointBuilder {
 public:
   /// A scope over `block`, building at `builder`'s insertion point. `parent`
-  /// is the enclosing scope (null for a function body). A scope that runs
-  /// once per row (a SOAC body) keeps the adjoints of free tensors read by
-  /// tensor.extract sparse (`sparseFreeReads`); one that runs once (a
-  /// branch) writes them densely.
+  /// is the enclosing scope (null for a function body). `sparseReads` says
+  /// which free tensors read at computed indices get sparse adjoints.
   AdjointBuilder(mlir::ImplicitLocOpBuilder &builder, const Activity &activity,
                  mlir::Block &block, AdjointBuilder *parent,
                  mlir::SymbolTableCollection &symbols,
-                 bool sparseFreeReads = true);
+                 SparseReads sparseReads = SparseReads::Always);
 
   mlir::ImplicitLocOpBuilder &builder() { return b; }
   mlir::SymbolTableCollection &symbolTables() { return symbols; }
@@ -107,11 +110,26 @@ public:
   void seedOuterAdjoint(mlir::Value original, mlir::Value initial) {
     outer[original] = initial;
   }
+  /// Whether reads of `original` (free in this scope) get sparse adjoints.
+  bool keepsSparse(mlir::Value original) const;
+  /// Whether the reads of `original` passed on from this scope are
+  /// scattered inside a SOAC body (by the first enclosing scope that does
+  /// not keep them sparse). Their batches must then stay one-dimensional:
+  /// the GPU lowering of code per row takes no reshape.
+  bool scatteredInSoacBody(mlir::Value original) const;
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
-  /// when the tensor is free in this scope, else written into its adjoint.
+  /// when this scope keeps it so, else written into its adjoint.
   /// With one index into a tensor of rank > 1, `value` is a whole row.
   void accumulateAt(mlir::Value original, mlir::ValueRange indices,
                     mlir::Value value);
+  /// Adds a batch of reads (a 1-D tensor of `indices` as
+  /// SparseAdjoint::index, stacked `values`, of the size `batch` makes) to
+  /// the adjoint of tensor `original`: kept sparse for this scope's owner
+  /// when this scope keeps it so, else scattered with reduce_by_index (+)
+  /// into its adjoint.
+  void accumulateSparse(mlir::Value original, mlir::Value indices,
+                        mlir::Value values,
+                        llvm::SmallVector<BatchFactor> batch);
   /// Replaces the adjoint of `original` by an updated version of it (for
   /// rules that update part of a tensor's adjoint in place).
   void replaceAdjoint(mlir::Value original, mlir::Value updated);
@@ -168,7 +186,7 @@ private:
   mlir::Block &block;
   AdjointBuilder *parent;
   mlir::SymbolTableCollection &symbols;
-  bool sparseFreeReads;
+  SparseReads sparseReads;
   bool mixed = false;
   unsigned width = 1;
   unsigned lane = 0;

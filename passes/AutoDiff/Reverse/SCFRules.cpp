@@ -1,19 +1,80 @@
 //===- SCFRules.cpp - reverse-mode rules of scf ops -----------------------===//
 #include "passes/AutoDiff/Engine/Loops.h"
+#include "passes/AutoDiff/Engine/SparseAdjoints.h"
+#include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Interfaces/RuleModel.h"
 #include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 
 namespace soac::autodiff {
 
+namespace {
+
+/// Reads kept sparse in a branch of `reverse` (the backward scf.if built by
+/// its rule) for the enclosing scope, one list per branch.
+struct BranchReads {
+  SmallVector<SparseAdjoint> then, otherwise;
+};
+
+/// `reverse` with more results: each branch's reads, yielded by both
+/// branches, the one that did not make them yielding zeros of their shape
+/// (that add nothing wherever they are scattered). Returns the new scf.if.
+scf::IfOp yieldBranchReads(scf::IfOp reverse, const BranchReads &reads,
+                           AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  SmallVector<Type> types(reverse.getResultTypes());
+  for (ArrayRef<SparseAdjoint> list : {ArrayRef(reads.then),
+                                       ArrayRef(reads.otherwise)})
+    for (const SparseAdjoint &read : list)
+      llvm::append_range(types, TypeRange{read.index.getType(),
+                                          read.value.getType()});
+  auto grown = scf::IfOp::create(b, types, reverse.getCondition(),
+                                 /*addThenBlock=*/false,
+                                 /*addElseBlock=*/false);
+  grown.getThenRegion().takeBody(reverse.getThenRegion());
+  grown.getElseRegion().takeBody(reverse.getElseRegion());
+  for (auto [block, own] : {std::pair{grown.thenBlock(), true},
+                            std::pair{grown.elseBlock(), false}}) {
+    Operation *yield = block->getTerminator();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(yield);
+    SmallVector<Value> yielded(yield->getOperands());
+    for (auto [list, mine] : {std::pair{ArrayRef(reads.then), own},
+                              std::pair{ArrayRef(reads.otherwise), !own}})
+      for (const SparseAdjoint &read : list) {
+        if (mine) {
+          yielded.append({read.index, read.value});
+          continue;
+        }
+        // Of the very type of the branch's (static sizes it knows).
+        SmallVector<Value> sizes = materializeBatchSizes(a, read.batch);
+        for (Value part : {read.index, read.value})
+          yielded.push_back(castToType(
+              b, buildRecord(a, sizes, read, part, /*zeros=*/true),
+              part.getType()));
+      }
+    yield->setOperands(yielded);
+  }
+  for (auto [old, result] : llvm::zip(reverse.getResults(), grown.getResults()))
+    old.replaceAllUsesWith(result);
+  reverse->erase();
+  return grown;
+}
+
+} // namespace
+
 /// A branch: the return sweep takes the same branch, re-executes it, sweeps
 /// it backwards and yields the adjoints of the values it read from outside.
+/// In a scope that keeps the reads of a free tensor sparse (a branch in a
+/// map), the reads of either branch are yielded instead (the other branch
+/// yielding zeros of their shape), for that scope.
 LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   // Values read from outside the branches (yielded ones included).
@@ -22,22 +83,36 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
       free, [&](Value v) { return a.primal(v).getType(); });
   auto reverse =
       scf::IfOp::create(b, types, a.primal(op.getCondition()), true, true);
-  for (auto [source, target] : {std::pair{op.thenBlock(), reverse.thenBlock()},
-                                std::pair{op.elseBlock(), reverse.elseBlock()}}) {
+  BranchReads reads;
+  SmallVector<bool> denselyRead(free.size(), false);
+  for (auto [source, target, kept] :
+       {std::tuple{op.thenBlock(), reverse.thenBlock(), &reads.then},
+        std::tuple{op.elseBlock(), reverse.elseBlock(), &reads.otherwise}}) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(target);
     SmallVector<Value> yielded;
     if (source) {
       AdjointBuilder scope(b, a.activity(), *source, &a, a.symbolTables(),
-                           /*sparseFreeReads=*/false);
+                           SparseReads::Inherit);
       scope.reexecute(*source);
       for (auto [result, value] :
            llvm::zip(op.getResults(), source->getTerminator()->getOperands()))
         scope.accumulate(value, a.adjoint(result));
       if (failed(scope.sweep(*source)))
         return failure();
-      for (Value value : free) {
+      // Batches whose shape is made in the branch are added in place.
+      for (const SparseAdjoint &read :
+           mergeScalarReads(b, scope.sparseAdjoints())) {
+        if (std::optional<SmallVector<BatchFactor>> batch =
+                liftBatch(read.batch, op, *source))
+          kept->push_back(
+              {read.tensor, read.index, read.value, std::move(*batch)});
+        else
+          scatterIntoAdjoint(scope, read.tensor, read.index, read.value);
+      }
+      for (auto [position, value] : llvm::enumerate(free)) {
         Value adjoint = scope.outerAdjoints().lookup(value);
+        denselyRead[position] = denselyRead[position] || adjoint;
         yielded.push_back(adjoint ? adjoint : a.zerosLike(a.primal(value)));
       }
     } else {
@@ -46,8 +121,20 @@ LogicalResult reverseOf(scf::IfOp op, AdjointBuilder &a) {
     }
     scf::YieldOp::create(b, yielded);
   }
-  for (auto [value, adjoint] : llvm::zip(free, reverse.getResults()))
-    a.accumulate(value, adjoint);
+  if (!reads.then.empty() || !reads.otherwise.empty())
+    reverse = yieldBranchReads(reverse, reads, a);
+  // A free value only read sparsely keeps its zeros: nothing to add.
+  for (auto [position, value] : llvm::enumerate(free))
+    if (denselyRead[position])
+      a.accumulate(value, reverse.getResult(position));
+  auto kept = reverse.getResults().drop_front(free.size()).begin();
+  for (ArrayRef<SparseAdjoint> list : {ArrayRef(reads.then),
+                                       ArrayRef(reads.otherwise)})
+    for (const SparseAdjoint &read : list) {
+      Value index = *kept++;
+      Value value = *kept++;
+      a.accumulateSparse(read.tensor, index, value, read.batch);
+    }
   return success();
 }
 
@@ -113,6 +200,66 @@ bool isOnlyWritten(scf::ForOp loop, unsigned j) {
          yielded.getOperandNumber() == j;
 }
 
+/// Reads of one iteration of a backward loop that the enclosing scope keeps
+/// sparse: recorded per iteration (`iteration`: its index inside the
+/// loop), stacked after the loop.
+struct IterationRead {
+  SparseAdjoint read; // its batch lifted out of the loop body
+  Value iteration;
+};
+
+/// Carries records of `reads` through the backward loop `reverse`, written
+/// at each iteration's index, and passes them to `a` as batches with the
+/// `trips` iterations as a new outer dimension. Returns the loop that
+/// replaces `reverse` (with more results).
+FailureOr<scf::ForOp> stackIterationReads(scf::ForOp loop, scf::ForOp reverse,
+                                          ArrayRef<IterationRead> reads,
+                                          Value trips, AdjointBuilder &a) {
+  ImplicitLocOpBuilder &b = a.builder();
+  SmallVector<Value> records;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(reverse);
+    for (const IterationRead &r : reads) {
+      SmallVector<Value> leading{trips};
+      llvm::append_range(leading, materializeBatchSizes(a, r.read.batch));
+      records.push_back(
+          buildRecord(a, leading, r.read, r.read.index, /*zeros=*/false));
+      records.push_back(
+          buildRecord(a, leading, r.read, r.read.value, /*zeros=*/false));
+    }
+  }
+  IRRewriter rewriter(b);
+  unsigned carried = reverse.getNumResults();
+  FailureOr<LoopLikeOpInterface> grown = reverse.replaceWithAdditionalYields(
+      rewriter, records, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &nested, Location loc, ArrayRef<BlockArgument> stores) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> next;
+        auto store = stores.begin();
+        for (const IterationRead &r : reads) {
+          next.push_back(insertRow(ib, r.read.index, *store++, r.iteration));
+          next.push_back(insertRow(ib, r.read.value, *store++, r.iteration));
+        }
+        return next;
+      });
+  if (failed(grown))
+    return loop.emitOpError()
+           << "could not record the sparse adjoints of its iterations";
+  auto stacks = (*grown)->getResults().drop_front(carried).begin();
+  BatchFactor iterations{{Extent::ofValue(loop.getLowerBound()),
+                          Extent::ofValue(loop.getUpperBound()),
+                          Extent::ofValue(loop.getStep())}};
+  for (const IterationRead &r : reads) {
+    Value indices = *stacks++;
+    Value values = *stacks++;
+    SmallVector<BatchFactor> batch{iterations};
+    llvm::append_range(batch, r.read.batch);
+    a.accumulateSparse(r.read.tensor, indices, values, std::move(batch));
+  }
+  return cast<scf::ForOp>(grown->getOperation());
+}
+
 } // namespace
 
 /// A loop keeps one checkpoint per iteration: the loop-carried values at the
@@ -123,7 +270,9 @@ bool isOnlyWritten(scf::ForOp loop, unsigned j) {
 /// run. The return sweep runs the iterations backwards; each restores its
 /// checkpoint, re-executes the body forward, then sweeps it backwards,
 /// carrying the adjoints of the loop-carried values and of the values the
-/// body reads from outside.
+/// body reads from outside. In a scope that keeps the reads of a free tensor
+/// sparse (a loop in a map), the iterations' reads are recorded instead and
+/// stacked into one batch for that scope.
 LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Block &body = *loop.getBody();
@@ -186,6 +335,8 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
     adjoints.push_back(a.zerosLike(a.primal(value)));
 
   bool failedSweep = false;
+  SmallVector<IterationRead> sparseReads;
+  SmallVector<bool> denselyRead(free.size(), false);
   auto reverse = scf::ForOp::create(
       b, zero, trips, one, adjoints,
       [&](OpBuilder &nested, Location loc, Value step_, ValueRange state) {
@@ -194,7 +345,7 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
         Value k = arith::SubIOp::create(ib, last, step_);
         Value iv = inductionValue(ib, lb, step, k);
         AdjointBuilder scope(ib, a.activity(), body, &a, a.symbolTables(),
-                             /*sparseFreeReads=*/false);
+                             SparseReads::Inherit);
         scope.mapPrimal(loop.getInductionVar(), iv);
         // A value only written into gets its initial value, of the same
         // shape: re-executed, the write into it is dead.
@@ -214,19 +365,47 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
           failedSweep = true;
           next.assign(state.begin(), state.end());
         } else {
+          // Batches of a shape that varies between iterations (or that
+          // could not be flattened where they are scattered) are added in
+          // place into the carried adjoint.
+          for (const SparseAdjoint &read :
+               mergeScalarReads(ib, scope.sparseAdjoints())) {
+            std::optional<SmallVector<BatchFactor>> batch =
+                liftBatch(read.batch, loop, body);
+            if (batch && !batch->empty() && a.scatteredInSoacBody(read.tensor))
+              batch = std::nullopt;
+            if (batch)
+              sparseReads.push_back(
+                  {{read.tensor, read.index, read.value, std::move(*batch)},
+                   k});
+            else
+              scatterIntoAdjoint(scope, read.tensor, read.index, read.value);
+          }
           for (unsigned j : activeCarried)
             next.push_back(scope.adjointOrZero(loop.getRegionIterArgs()[j]));
-          for (Value value : free)
+          for (auto [position, value] : llvm::enumerate(free)) {
             next.push_back(scope.outerAdjoints().lookup(value));
+            denselyRead[position] =
+                next.back() != state[activeCarried.size() + position];
+          }
         }
         scf::YieldOp::create(ib, next);
       });
   if (failedSweep)
     return failure();
+  if (!sparseReads.empty()) {
+    FailureOr<scf::ForOp> grown =
+        stackIterationReads(loop, reverse, sparseReads, trips, a);
+    if (failed(grown))
+      return failure();
+    reverse = *grown;
+  }
   for (auto [position, j] : llvm::enumerate(activeCarried))
     a.accumulate(loop.getInitArgs()[j], reverse.getResult(position));
+  // A free value only read sparsely keeps its zeros: nothing to add.
   for (auto [position, value] : llvm::enumerate(free))
-    a.accumulate(value, reverse.getResult(activeCarried.size() + position));
+    if (denselyRead[position])
+      a.accumulate(value, reverse.getResult(activeCarried.size() + position));
   return success();
 }
 
@@ -308,7 +487,7 @@ LogicalResult reverseOf(scf::WhileOp loop, AdjointBuilder &a) {
                         unsigned first, ValueRange seeds,
                         SmallVector<Value> &freeAdjoints) {
     AdjointBuilder scope(ib, a.activity(), block, &a, a.symbolTables(),
-                         /*sparseFreeReads=*/false);
+                         SparseReads::Never);
     for (auto [arg, value] : llvm::zip(block.getArguments(), args))
       scope.mapPrimal(arg, value);
     scope.reexecute(block);

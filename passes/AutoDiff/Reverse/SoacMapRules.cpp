@@ -3,9 +3,11 @@
 // x̄s += map (λ x ȳ. vjp body x ȳ) xs ȳs, the body re-executed inside,
 // except what the map's forward run yields or keeps for it (math functions,
 // nested SOACs that do more than arithmetic); free scalars: per-row
-// contributions summed by reduce (+); free tensors read by tensor.extract:
-// (index, value) per read, scattered by reduce_by_index (+); free tensors
-// used whole: per-row tensors summed by a reduce over rows. In mixed mode
+// contributions summed by reduce (+); free tensors read by tensor.extract,
+// at any depth of the body: (index, value) per read, stacked over the rows
+// and passed on to the enclosing scope (Engine/SparseAdjoints.h), which
+// scatters them by reduce_by_index (+); free tensors used whole: per-row
+// tensors summed by a reduce over rows. In mixed mode
 // (Engine/MixedMode.h) the body's partials come from a forward sweep instead.
 //
 //===----------------------------------------------------------------------===//
@@ -14,49 +16,16 @@
 
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Engine/MixedMode.h"
+#include "passes/AutoDiff/Engine/SparseAdjoints.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 
 namespace soac::autodiff {
 namespace {
-
-/// Adds `values` at `indices` to the adjoint of tensor `original`:
-/// reduce_by_index (+) of elements or rows (one index tensor), or of elements
-/// of the flattened tensor (one index tensor per dimension).
-void accumulateScatter(AdjointBuilder &a, Value original,
-                       ArrayRef<Value> indices, Value values) {
-  ImplicitLocOpBuilder &b = a.builder();
-  Value zeros = a.zerosLike(a.primal(original));
-  auto type = cast<RankedTensorType>(zeros.getType());
-  if (indices.size() == 1) { // elements of a vector, or rows
-    a.accumulate(original, buildScatterAdd(b, zeros, indices[0], values));
-    return;
-  }
-  // Row-major linear index of each read.
-  SmallVector<Value> sizes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    sizes.push_back(tensor::DimOp::create(b, zeros, d));
-  Value linear =
-      buildMap(b, indices, [&](ImplicitLocOpBuilder &ib, ValueRange at) {
-        Value offset = at[0];
-        for (int64_t d = 1; d < type.getRank(); ++d)
-          offset = arith::AddIOp::create(
-              ib, arith::MulIOp::create(ib, offset, sizes[d]), at[d]);
-        return SmallVector<Value>{offset};
-      })[0];
-  SmallVector<ReassociationIndices> all{
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))};
-  Value flat = tensor::CollapseShapeOp::create(b, zeros, all);
-  Value scattered = buildScatterAdd(b, flat, linear, values);
-  SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, b.getLoc(), zeros);
-  a.accumulate(original, tensor::ExpandShapeOp::create(b, type, scattered,
-                                                        all, shape));
-}
 
 /// A math function of scalars (exp, tanh, log, ...): dearer than arithmetic.
 /// Rounding, sign and fused multiply-add ops are as cheap as arithmetic.
@@ -202,7 +171,7 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
   // What the adjoint map yields per row, besides the active inputs' adjoints.
   SmallVector<unsigned> activeInputs;
   SmallVector<Value> freeValues;
-  SmallVector<std::pair<Value, unsigned>> sparseReads; // tensor, #indices
+  SmallVector<SparseAdjoint> sparseReads; // one row's; batch: lifted factors
   bool failedSweep = false;
   SmallVector<Value> results = buildMap(
       b, inputs, [&](ImplicitLocOpBuilder &ib, ValueRange rows) {
@@ -222,6 +191,21 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
           failedSweep = true;
           return yielded;
         }
+        // Reads stack over the rows when their batches have one shape in
+        // every row (and the stack can be flattened where it is scattered);
+        // the others are added into a dense adjoint per row.
+        for (const SparseAdjoint &read :
+             mergeScalarReads(ib, scope.sparseAdjoints())) {
+          std::optional<SmallVector<BatchFactor>> batch =
+              liftBatch(read.batch, map, body);
+          if (batch && !batch->empty() && a.scatteredInSoacBody(read.tensor))
+            batch = std::nullopt;
+          if (batch)
+            sparseReads.push_back({read.tensor, read.index, read.value,
+                                   std::move(*batch)});
+          else
+            scatterIntoAdjoint(scope, read.tensor, read.index, read.value);
+        }
         for (auto [i, arg] : llvm::enumerate(body.getArguments()))
           if (a.isActive(map.getInputs()[i])) {
             activeInputs.push_back(i);
@@ -231,9 +215,8 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
           freeValues.push_back(value);
           yielded.push_back(adjoint);
         }
-        for (const SparseAdjoint &read : scope.sparseAdjoints()) {
-          sparseReads.push_back({read.tensor, read.indices.size()});
-          llvm::append_range(yielded, read.indices);
+        for (const SparseAdjoint &read : sparseReads) {
+          yielded.push_back(read.index);
           yielded.push_back(read.value);
         }
         return yielded;
@@ -246,10 +229,14 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
     a.accumulate(map.getInputs()[i], *next++);
   for (Value value : freeValues)
     accumulateRowSum(a, value, *next++);
-  for (auto [tensor, numIndices] : sparseReads) {
-    SmallVector<Value> indices(next, next + numIndices);
-    next += numIndices;
-    accumulateScatter(a, tensor, indices, *next++);
+  // The rows' reads stacked: a batch with the map's rows as a new outer
+  // dimension.
+  BatchFactor rowsOfMap{{Extent::ofDim(map.getInputs()[0], 0)}};
+  for (SparseAdjoint &read : sparseReads) {
+    Value indices = *next++;
+    Value values = *next++;
+    read.batch.insert(read.batch.begin(), rowsOfMap);
+    a.accumulateSparse(read.tensor, indices, values, std::move(read.batch));
   }
   return success();
 }

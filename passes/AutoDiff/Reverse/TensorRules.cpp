@@ -179,7 +179,7 @@ LogicalResult reverseOf(tensor::GenerateOp op, AdjointBuilder &a) {
                   ValueRange state) -> SmallVector<Value> {
     if (indices.size() == static_cast<size_t>(type.getRank())) {
       AdjointBuilder scope(lb, a.activity(), body, &a, a.symbolTables(),
-                           /*sparseFreeReads=*/false);
+                           SparseReads::Never);
       for (auto [arg, index] : llvm::zip(body.getArguments(), indices))
         scope.mapPrimal(arg, index);
       scope.reexecute(body);

@@ -201,6 +201,50 @@ func.func @histogram(%h: tensor<10xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>)
 
 // -----
 
+// reduce_by_index of a map's rows stacked (tensor.collapse_shape of its
+// results, as the sparse adjoints of nested reads are): one row of the map
+// at a time, then a loop over that row's batch; the map's results are never
+// stored whole.
+// CHECK-LABEL: func.func @stacked_histogram
+// CHECK-SAME: %[[H:[^:]*]]: tensor<10xf64>, %[[STARTS:[^:]*]]: tensor<?xindex>, %[[W:[^:]*]]: tensor<4x3xf64>
+// CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[OUTER:.*]] = %[[H]])
+// CHECK: %[[START:.*]] = tensor.extract %[[STARTS]][%[[I]]]
+// CHECK: %[[IS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<4x3xindex> into tensor<12xindex>
+// CHECK: %[[VS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+// CHECK: scf.for %[[J:.*]] = {{.*}} iter_args(%[[INNER:.*]] = %[[OUTER]])
+// CHECK: %[[BIN:.*]] = tensor.extract %[[IS]][%[[J]]]
+// CHECK: tensor.extract %[[VS]][%[[J]]]
+// CHECK: scf.if
+// CHECK: tensor.extract %[[INNER]][%[[BIN]]]
+// CHECK: tensor.insert %{{.*}} into %[[INNER]][%[[BIN]]]
+func.func @stacked_histogram(%h: tensor<10xf64>, %starts: tensor<?xindex>, %w: tensor<4x3xf64>) -> tensor<10xf64> {
+  %zero = arith.constant 0.0 : f64
+  %reads:2 = soac.map ins(%starts : tensor<?xindex>) -> tensor<?x4x3xindex>, tensor<?x4x3xf64> {
+  ^bb0(%s: index):
+    %rows:2 = soac.map ins(%w : tensor<4x3xf64>) -> tensor<4x3xindex>, tensor<4x3xf64> {
+    ^bb0(%row: tensor<3xf64>):
+      %bins = soac.map ins(%row : tensor<3xf64>) -> tensor<3xindex> {
+      ^bb0(%e: f64):
+        soac.yield %s : index
+      }
+      soac.yield %bins, %row : tensor<3xindex>, tensor<3xf64>
+    }
+    soac.yield %rows#0, %rows#1 : tensor<4x3xindex>, tensor<4x3xf64>
+  }
+  %i = tensor.collapse_shape %reads#0 [[0, 1, 2]] : tensor<?x4x3xindex> into tensor<?xindex>
+  %v = tensor.collapse_shape %reads#1 [[0, 1, 2]] : tensor<?x4x3xf64> into tensor<?xf64>
+  %r = soac.reduce_by_index dest(%h : tensor<10xf64>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<10xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<10xf64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @iota
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8xi32>)
