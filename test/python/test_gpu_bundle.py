@@ -5,6 +5,7 @@ where a GPU is, a run of it. Without a GPU that run is a visible skip."""
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -83,3 +84,29 @@ def test_host_accesses_are_the_reads_of_scalar_results():
         assert host_buffer_accesses(lower(module, options=GpuOptions(), only="saxpy")) == []
         reads = host_buffer_accesses(lower(module, options=GpuOptions(), only="sum"))
     assert len(reads) == 1 and reads[0].startswith("llvm.load at ")
+
+
+def test_the_runner_survives_crashing_programs(bundle, tmp_path):
+    """The whole run against a stand-in driver whose kernel launches all fail
+    (fake_cuda/libcuda.c): every run crashes its child, is reported failed,
+    and the next run still happens; the copy is timed; device memory is not
+    tried for a program whose host code reads its result."""
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(driver / "libcuda.so.1"),
+                    str(pathlib.Path(__file__).parent / "fake_cuda" / "libcuda.c")], check=True)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "/sum", "--elements", "1000"],
+                          capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": str(driver)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["check"]["device"]["name"] == "fake CUDA driver (no GPU)"
+    assert results["copy"]["gb_s"] > 0
+    (suite_sum,) = results["programs"]
+    assert suite_sum["name"] == "suite/sum" and list(suite_sum["modes"]) == ["managed"]
+    runs = suite_sum["modes"]["managed"]
+    assert [r["label"] for r in runs] == ["n7", "n1003"]
+    assert all(not r["passed"] and "cuLaunchKernel failed" in r["problem"] for r in runs)
+    (kernel,) = results["bandwidth"]
+    assert kernel["kernel"] == "sum" and not kernel["passed"]
+    assert "## Bandwidth" in (out / "results.md").read_text()

@@ -20,8 +20,8 @@ def _problems(entry: dict) -> str:
         return f"not built: {entry['build_error']}".replace("|", "\\|")
     found = [f"{mode} {r['label']}: {r['problem']}" for mode, runs in entry["modes"].items() for r in runs if not r["passed"]]
     if "device" not in entry["modes"]:
-        found.append(f"device memory not tried: host code reads buffers ({len(entry['host_accesses'])} places, "
-                     f"first {entry['host_accesses'][0]})")
+        found.append(f"device memory not tried: host code touches buffers in {len(entry['host_accesses'])} place(s), "
+                     f"first {entry['host_accesses'][0]}")
     return "; ".join(found).replace("|", "\\|").replace("\n", " ")
 
 
@@ -65,7 +65,7 @@ def bandwidth_section(report: dict) -> list[str]:
     if copy_gb_s is None:
         lines.append(f"copy bandwidth not measured: {copy.get('failure')}")
     else:
-        lines.append(f"cuMemcpyDtoD of {copy['bytes'] // 2 / 1e6:.0f} MB: {copy['ms']:.3f} ms, {copy_gb_s:.0f} GB/s "
+        lines.append(f"cuMemcpyDtoD of {copy['bytes'] // 2 / 1e6:.1f} MB: {copy['ms']:.3f} ms, {copy_gb_s:.0f} GB/s "
                      "(read + write). Kernels: the least bytes they must move over the median of 10 calls "
                      "(allocating their results included), timed by CUDA events.")
     lines += ["", "| kernel | memory | elements | ms | GB/s | / copy | check |", "|---|---|---:|---:|---:|---:|---|"]
@@ -89,9 +89,12 @@ def adbench_section(report: dict) -> list[str]:
         if entry["failure"]:
             peers.setdefault((entry["name"], "failure", entry["tool"]), {"problem": entry["failure"]})
     tools = report.get("peer_tools", [])
+    # The versions and the platform each peer ran on, as the peers reported them.
+    versions = sorted({r["tool"] for entry in report["peers"] for r in entry["runs"]})
     lines = ["", "## ADBench on the GPU: ours against JAX (jax.jit) and PyTorch (CUDA)", "",
              "Median wall time of synchronized calls on inputs already on the GPU (float64); *gradient* is value and "
-             f"gradient together. Peers installed: {', '.join(tools) or 'none'}.", "",
+             f"gradient together. Peers installed: {', '.join(tools) or 'none'}; ran as: {', '.join(versions) or 'none'}.",
+             "",
              "| program | size | ours (ms) | JAX (ms) | PyTorch (ms) | ours / JAX | ours / PyTorch | problems |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
     for (name, label), mine in ours.items():

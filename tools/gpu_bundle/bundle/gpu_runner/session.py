@@ -13,7 +13,7 @@ import time
 from .check import check
 from .children import Deadline, run_child
 
-PROGRAM_TIMEOUT_S = 120
+PROGRAM_TIMEOUT_S = 60
 BANDWIDTH_TIMEOUT_S = 120
 PEER_TIMEOUT_S = 240
 # JAX takes most of the GPU's memory at start by default.
