@@ -64,6 +64,7 @@ static struct {
   CUresult (*streamSynchronize)(CUstream);
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
   /* Stream-ordered allocation (CUDA 11.2 drivers and later): null where the
@@ -128,6 +129,7 @@ static int ready(void) {
     RESOLVE(streamSynchronize, "cuStreamSynchronize");
     RESOLVE(memAllocManaged, "cuMemAllocManaged");
     RESOLVE(memFree, "cuMemFree_v2");
+    RESOLVE(memcpyAsync, "cuMemcpyAsync");
     RESOLVE(getErrorName, "cuGetErrorName");
     RESOLVE(pointerGetAttribute, "cuPointerGetAttribute");
 #undef RESOLVE
@@ -254,6 +256,21 @@ void soac_gpu_free(void *pointer) {
   /* A buffer freed while a kernel still reads it would fault: launches are
    * synchronous, so nothing is running here. */
   check(cu.memFree(address), "cuMemFree");
+}
+
+/* What host code compiled with soac-host-buffer-copies calls for each read,
+ * write or copy of a buffer: `bytes` from `from` to `to`, each device,
+ * managed or host memory (unified addressing), ordered after the kernels
+ * of the thread's stream and finished on return. */
+void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  require("copying a buffer");
+  CUstream stream = currentStream();
+  check(cu.memcpyAsync((CUdeviceptr)to, (CUdeviceptr)from, (size_t)bytes,
+                       stream),
+        "cuMemcpyAsync");
+  check(cu.streamSynchronize(stream), "cuStreamSynchronize (a copy failed)");
 }
 
 /*===- Allocation functions of compiled code --------------------------------===*/

@@ -78,19 +78,24 @@ def test_the_run_needs_a_gpu(bundle, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_host_accesses_are_the_reads_of_scalar_results():
+def test_host_reads_of_buffers_become_copies_for_device_memory():
+    """A reduce's scalar result is read by host code; with device_memory
+    (soac-host-buffer-copies) the read is a copy by the runtime instead."""
     with ir.Context():
         module = soac.parse(LIBRARY)
         assert host_buffer_accesses(lower(module, options=GpuOptions(), only="saxpy")) == []
         reads = host_buffer_accesses(lower(module, options=GpuOptions(), only="sum"))
+        copied = lower(module, options=GpuOptions(device_memory=True), only="sum")
     assert len(reads) == 1 and reads[0].startswith("llvm.load at ")
+    assert host_buffer_accesses(copied) == []
+    assert "llvm.call @soac_gpu_copy" in str(copied)
 
 
 def test_the_runner_survives_crashing_programs(bundle, tmp_path):
     """The whole run against a stand-in driver whose kernel launches all fail
     (fake_cuda/libcuda.c): every run crashes its child, is reported failed,
-    and the next run still happens; the copy is timed; device memory is not
-    tried for a program whose host code reads its result."""
+    and the next run still happens, in managed and in device memory (the
+    bundle's host code reads buffers by copies); the copy is timed."""
     driver = tmp_path / "driver"
     driver.mkdir()
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(driver / "libcuda.so.1"),
@@ -103,10 +108,44 @@ def test_the_runner_survives_crashing_programs(bundle, tmp_path):
     assert results["check"]["device"]["name"] == "fake CUDA driver (no GPU)"
     assert results["copy"]["gb_s"] > 0
     (suite_sum,) = results["programs"]
-    assert suite_sum["name"] == "suite/sum" and list(suite_sum["modes"]) == ["managed"]
-    runs = suite_sum["modes"]["managed"]
-    assert [r["label"] for r in runs] == ["n7", "n1003"]
-    assert all(not r["passed"] and "cuLaunchKernel failed" in r["problem"] for r in runs)
-    (kernel,) = results["bandwidth"]
-    assert kernel["kernel"] == "sum" and not kernel["passed"]
+    assert suite_sum["name"] == "suite/sum" and suite_sum["host_accesses"] == []
+    assert list(suite_sum["modes"]) == ["managed", "device"]
+    for runs in suite_sum["modes"].values():
+        assert [r["label"] for r in runs] == ["n7", "n1003"]
+        assert all(not r["passed"] and "cuLaunchKernel failed" in r["problem"] for r in runs)
+    assert [(k["kernel"], k["mode"], k["passed"]) for k in results["bandwidth"]] == [("sum", "managed", False), ("sum", "device", False)]
     assert "## Bandwidth" in (out / "results.md").read_text()
+
+
+def test_the_report_renders_every_section():
+    """report.markdown on a made-up report of one program of each kind
+    (what a GPU run writes; the numbers mean nothing)."""
+    sys.path.insert(0, str(ROOT / "tools" / "gpu_bundle" / "bundle"))
+    from gpu_runner import report
+
+    check = {"integrity": "passed", "problems": [], "files": 3, "bytes": 2**20, "programs": 2, "libraries": 2,
+             "built": {"commit": "abc", "chip": "sm_90", "kernels": "PTX", "subset": False}, "gpu": "ready",
+             "device": {"name": "GPU", "compute_capability": "9.0", "memory_gib": 80.0, "driver_version": "13.0"}}
+    run = {"run": 0, "label": "small", "passed": True, "problem": None, "ms": 2.0}
+    results = {
+        "check": check,
+        "copy": {"bytes": 800, "ms": 1.0, "gb_s": 1000.0},
+        "programs": [
+            {"name": "suite/sum", "kind": "suite", "host_accesses": [], "modes": {
+                "managed": [{**run, "label": "n7"}], "device": [{**run, "label": "n7", "passed": False, "problem": "x | y"}]}},
+            {"name": "adbench/GMM/gradient", "kind": "adbench", "host_accesses": ["llvm.load at here"],
+             "modes": {"managed": [run]}},
+        ],
+        "bandwidth": [{"kernel": "sum", "mode": "device", "elements": 100, "bytes": 400, "ms": 0.5, "gb_s": 800.0,
+                       "passed": True, "problem": None}],
+        "peers": [{"name": "adbench/GMM/gradient", "tool": "jax", "failure": None,
+                   "runs": [{**run, "tool": "JAX 0.0 (gpu)", "ms": 4.0}]}],
+        "peer_tools": ["jax"],
+        "seconds": 1.0,
+    }
+    text = report.markdown(results)
+    assert "| suite/sum | 1/1 passed | **0/1 passed** | device n7: x \\| y |" in text
+    assert "device memory not tried: host code touches buffers in 1 place(s), first llvm.load at here" in text
+    assert "| sum | device | 100 | 0.500 | 800 | 0.80 | passed |" in text
+    assert "| adbench/GMM/gradient | small | 2.000 | – | 4.000 | – | 0.50 | – |  |" in text
+    assert "ran as: JAX 0.0 (gpu)" in text

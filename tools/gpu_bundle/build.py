@@ -79,8 +79,9 @@ def git_commit() -> str | None:
 
 def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
     start = time.perf_counter()
-    # Cubin and PTX where ptxas is here (the driver then loads without JIT), PTX alone otherwise.
-    options = GpuOptions(chip=chip, format="fatbin" if ptx.ptxas_path() else "isa")
+    # Cubin and PTX where ptxas is here (the driver then loads without JIT), PTX alone otherwise;
+    # host code reading buffers by copies, so that the runner may try device memory.
+    options = GpuOptions(chip=chip, format="fatbin" if ptx.ptxas_path() else "isa", device_memory=True)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -124,6 +125,7 @@ def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
         "commit": git_commit(),
         "chip": options.chip,
         "kernels": "cubin and PTX (fatbin)" if options.format == "fatbin" else "PTX",
+        "pipeline": options.pipeline(),
         "subset": subset,
         "seconds": round(time.perf_counter() - start, 1),
     }

@@ -75,6 +75,10 @@ CUresult cuMemcpy(CUdeviceptr to, CUdeviceptr from, size_t size) {
   memcpy((void *)(uintptr_t)to, (const void *)(uintptr_t)from, size);
   return OK;
 }
+CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t size, void *stream) {
+  (void)stream;
+  return cuMemcpy(to, from, size);
+}
 CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t size) { return cuMemcpy(to, (CUdeviceptr)(uintptr_t)from, size); }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from, size_t size, void *stream) {
   (void)stream;
