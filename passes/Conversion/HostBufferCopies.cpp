@@ -28,9 +28,13 @@ namespace {
 /// of them device, managed or host memory, after the kernels before it.
 constexpr llvm::StringLiteral kCopy = "soac_gpu_copy";
 
+/// Arguments of private functions that every call passes a host buffer.
+using HostArguments = llvm::DenseSet<Value>;
+
 /// True for buffers the host addresses whatever memory GPU buffers are in:
-/// the stack, globals, and memory spaces other than the default one.
-bool hostAddressable(Value buffer) {
+/// the stack, globals, memory spaces other than the default one, and
+/// arguments every call passes such a buffer.
+bool hostAddressable(Value buffer, const HostArguments &hostArguments) {
   while (Operation *def = buffer.getDefiningOp()) {
     if (isa<memref::AllocaOp, memref::GetGlobalOp>(def))
       return true;
@@ -39,7 +43,100 @@ bool hostAddressable(Value buffer) {
       break;
     buffer = view.getViewSource();
   }
-  return cast<MemRefType>(buffer.getType()).getMemorySpace() != nullptr;
+  return hostArguments.contains(buffer) ||
+         cast<MemRefType>(buffer.getType()).getMemorySpace() != nullptr;
+}
+
+/// True when the callee of `call` only loads, stores and measures its
+/// `position`th argument (a helper of the deallocation pipeline does).
+bool onlyReadsAndWrites(func::CallOp call, unsigned position, ModuleOp module) {
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  if (!callee || callee.isExternal() || !callee.isPrivate())
+    return false;
+  return llvm::all_of(callee.getArgument(position).getUsers(),
+                      [](Operation *user) {
+                        return isa<memref::LoadOp, memref::StoreOp,
+                                   memref::DimOp>(user);
+                      });
+}
+
+/// Host-only scratch: a static buffer whose uses, all in its own block,
+/// are loads, stores, casts, its dealloc and calls of helpers that only
+/// load, store and measure it (the arrays of pointers and ownership flags
+/// the deallocation pipeline hands to its helper). No kernel reads it and
+/// nothing outlives its block.
+bool isHostScratch(memref::AllocOp alloc, ModuleOp module) {
+  if (!alloc.getType().hasStaticShape())
+    return false;
+  SmallVector<Value> values{alloc.getResult()};
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != alloc->getBlock())
+        return false;
+      if (auto cast = dyn_cast<memref::CastOp>(user))
+        values.push_back(cast.getResult());
+      else if (auto call = dyn_cast<func::CallOp>(user)) {
+        if (!onlyReadsAndWrites(call, use.getOperandNumber(), module))
+          return false;
+      } else if (!isa<memref::LoadOp, memref::StoreOp, memref::DeallocOp>(
+                     user))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Host-only scratch on the stack, at the function's entry (a loop around
+/// it then reuses one buffer, which is safe as nothing outlives the block).
+void moveScratchToStack(func::FuncOp function, ModuleOp module) {
+  SmallVector<memref::AllocOp> scratch;
+  function.walk([&](memref::AllocOp alloc) {
+    if (!alloc->getParentOfType<gpu::LaunchOp>() &&
+        isHostScratch(alloc, module))
+      scratch.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : scratch) {
+    OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+    auto stack = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType(),
+                                          alloc.getAlignmentAttr());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(stack.getResult());
+    alloc.erase();
+  }
+}
+
+/// The arguments of private functions that every call passes a host buffer.
+HostArguments hostArguments(ModuleOp module) {
+  HostArguments found;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (function.isExternal() || !function.isPrivate())
+      continue;
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(function, module);
+    if (!uses)
+      continue;
+    SmallVector<bool> host(function.getNumArguments(), true);
+    bool called = false;
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call) {
+        host.assign(host.size(), false);
+        break;
+      }
+      called = true;
+      for (auto [i, operand] : llvm::enumerate(call.getOperands()))
+        host[i] = host[i] && isa<MemRefType>(operand.getType()) &&
+                  hostAddressable(operand, found);
+    }
+    for (auto [i, argument] : llvm::enumerate(function.getArguments()))
+      if (called && host[i])
+        found.insert(argument);
+  }
+  return found;
 }
 
 /// Bytes of an element of `type`; none for sub-byte types (i1).
@@ -149,6 +246,10 @@ struct SoacHostBufferCopiesPass
     : soac::impl::SoacHostBufferCopiesBase<SoacHostBufferCopiesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal())
+        moveScratchToStack(function, module);
+    HostArguments host = hostArguments(module);
     bool copied = false;
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal())
@@ -159,16 +260,16 @@ struct SoacHostBufferCopiesPass
         if (op->getParentOfType<gpu::LaunchOp>())
           return;
         if (auto load = dyn_cast<memref::LoadOp>(op);
-            load && !hostAddressable(load.getMemRef()))
+            load && !hostAddressable(load.getMemRef(), host))
           accesses.push_back(op);
         if (auto store = dyn_cast<memref::StoreOp>(op);
-            store && !hostAddressable(store.getMemRef()))
+            store && !hostAddressable(store.getMemRef(), host))
           accesses.push_back(op);
         if (auto copy = dyn_cast<memref::CopyOp>(op);
             copy && contiguous(cast<MemRefType>(copy.getSource().getType())) &&
             contiguous(cast<MemRefType>(copy.getTarget().getType())) &&
-            !(hostAddressable(copy.getSource()) &&
-              hostAddressable(copy.getTarget())))
+            !(hostAddressable(copy.getSource(), host) &&
+              hostAddressable(copy.getTarget(), host)))
           accesses.push_back(op);
       });
       for (Operation *op : accesses) {

@@ -314,9 +314,13 @@ def SoacHostBufferCopies : Pass<"soac-host-buffer-copies", "mlir::ModuleOp"> {
     %v = memref.load %stage[] : memref<f32>
     ```
 
-    Stack buffers, globals and workgroup memory are left alone, and so are
-    buffers of i1 and copies between strided buffers (`memrefCopy`, which
-    the runtime runs on the host).
+    Host-only scratch, a static buffer used within its block by loads,
+    stores, its dealloc and private helpers that only load, store and
+    measure it (the arrays the deallocation pipeline hands to its helper),
+    moves to the stack at the function's entry instead. Stack buffers,
+    globals, workgroup memory and arguments every call passes a stack
+    buffer are left alone, and so are buffers of i1 and copies between
+    strided buffers (`memrefCopy`, which the runtime runs on the host).
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
 }

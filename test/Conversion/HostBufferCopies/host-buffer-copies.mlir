@@ -82,3 +82,39 @@ func.func @left_alone(%flags: memref<?xi1>, %a: memref<?xf32, strided<[2]>>, %b:
   }
   return %s, %f : f32, i1
 }
+
+// -----
+
+// Host-only scratch (the deallocation pipeline's arrays for its helper):
+// static, used in its block by loads, stores, its dealloc and a private
+// helper that only loads, stores and measures it; it moves to the stack, so
+// neither the helper's accesses nor the caller's become copies.
+// CHECK-LABEL: func.func @scratch
+// CHECK: %[[STACK:.*]] = memref.alloca() : memref<2xindex>
+// CHECK-NOT: memref.alloc()
+// CHECK: memref.store %{{.*}}, %[[STACK]][%{{.*}}] : memref<2xindex>
+// CHECK: call @helper
+// CHECK-NOT: memref.dealloc
+// CHECK-NOT: soac_gpu_copy
+// CHECK: func.func private @helper
+// CHECK-NOT: soac_gpu_copy
+// CHECK: memref.load %arg0
+func.func @scratch(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.alloc() : memref<2xindex>
+    memref.store %i, %a[%c0] : memref<2xindex>
+    %cast = memref.cast %a : memref<2xindex> to memref<?xindex>
+    func.call @helper(%cast) : (memref<?xindex>) -> ()
+    memref.dealloc %a : memref<2xindex>
+  }
+  return
+}
+func.func private @helper(%a: memref<?xindex>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %a[%c0] : memref<?xindex>
+  %d = memref.dim %a, %c0 : memref<?xindex>
+  memref.store %d, %a[%c0] : memref<?xindex>
+  return
+}
