@@ -8,6 +8,8 @@
 #   make fuzz    build, then run the IR mutation fuzzer (FUZZ_COUNT mutants from FUZZ_SEED)
 #   make asan    build soac-opt and the runtime with AddressSanitizer in build-asan/, then
 #                run the lit suite, IR mutants and compiled code under it
+#   make gpu-bundle  build, then compile the GPU check bundle into build/gpu-bundle
+#                (copy it to a GPU machine and run `python3 run.py OUTDIR` there: docs/gpu.md)
 #
 # The first run creates .venv, installs the pinned toolchain wheels and builds the
 # C++ parts (about a minute on 2 cores); later runs rebuild only what changed, and
@@ -24,7 +26,7 @@ SOURCES := CMakeLists.txt pyproject.toml \
 	$(shell find dialect passes runtime tools python -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.c' -o -name '*.h' \
 		-o -name '*.py' -o -name 'CMakeLists.txt' \) 2>/dev/null)
 
-.PHONY: all build demo test lit pytest docs bench fuzz asan asan-build clean
+.PHONY: all build demo test lit pytest docs bench fuzz asan asan-build gpu-bundle clean
 
 all: build
 
@@ -118,6 +120,13 @@ asan: build asan-build
 		--seed $(FUZZ_SEED) --out $(ASAN_DIR)/fuzz || status=1; \
 	$(BIN)/python test/fuzz/arg_fuzz.py --asan-runtime $(ASAN_DIR)/libsoac_runtime.so --count 5000 || status=1; \
 	exit $$status
+
+# Every GPU program of the tests, the ADBench objectives and gradients and the
+# bandwidth kernels, compiled for sm_90 with their inputs, expected outputs and
+# a runner that needs only python3 and numpy (tools/gpu_bundle, docs/gpu.md).
+GPU_BUNDLE ?= build/gpu-bundle
+gpu-bundle: build
+	$(BIN)/python tools/gpu_bundle/build.py $(GPU_BUNDLE)
 
 clean:
 	rm -rf build $(INSTALLED)

@@ -200,6 +200,12 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
                      "in range (soac-check-indices); false for code that has "
                      "proven its indices"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> deviceMemory{
+      *this, "device-memory",
+      llvm::cl::desc("Host code reads and writes buffers by copies through "
+                     "the runtime (soac-host-buffer-copies), so that they may "
+                     "be device memory (soac_gpu_set_memory)"),
+      llvm::cl::init(false)};
 };
 
 void buildLowerToNvvmPipeline(OpPassManager &pm,
@@ -225,6 +231,8 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   soac::SoacLowerChecksOptions checks;
   checks.reportToRuntime = false;
   pm.addPass(soac::createSoacLowerChecks(checks));
+  if (options.deviceMemory)
+    pm.addPass(soac::createSoacHostBufferCopies());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

@@ -5,9 +5,17 @@
  *  - the kernel-launch functions gpu-to-llvm emits (mgpuModuleLoad, ...,
  *    mgpuLaunchKernel), with the signatures of MLIR's CUDA runtime wrappers;
  *  - the allocation functions of finalize-memref-to-llvm with generic
- *    functions (_mlir_memref_to_llvm_alloc/free). Every buffer is CUDA
- *    managed memory, which host code (scalar reads, loops around kernels) and
- *    kernels both address.
+ *    functions (_mlir_memref_to_llvm_alloc/free). By default every buffer is
+ *    CUDA managed memory, which host code (scalar reads, loops around
+ *    kernels) and kernels both address. soac_gpu_set_memory(1) makes them
+ *    device memory from the stream-ordered pool instead: faster to allocate
+ *    and never migrated, but only for code whose host part does not read or
+ *    write buffers (docs/gpu.md lists what does).
+ *
+ * Kernels run on one stream per thread: the caller's (soac_gpu_set_stream),
+ * or one the runtime creates once. Launches stay synchronous (compiled code
+ * waits for each kernel), so a caller may time a call with events recorded on
+ * its stream around it.
  *
  * The CUDA driver (libcuda.so.1) is opened at run time, so that a library
  * compiled by soac loads anywhere and needs nothing but the driver on a GPU
@@ -32,7 +40,12 @@ typedef void *CUfunction;
 typedef void *CUstream;
 typedef unsigned long long CUdeviceptr;
 
-enum { CU_MEM_ATTACH_GLOBAL = 1, CU_STREAM_NON_BLOCKING = 1 };
+enum {
+  CU_MEM_ATTACH_GLOBAL = 1,
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+};
 
 /* The driver functions used, resolved once. */
 static struct {
@@ -48,14 +61,29 @@ static struct {
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);
   CUresult (*streamCreate)(CUstream *, unsigned);
-  CUresult (*streamDestroy)(CUstream);
   CUresult (*streamSynchronize)(CUstream);
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*getErrorName)(CUresult, const char **);
+  CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
+  /* Stream-ordered allocation (CUDA 11.2 drivers and later): null where the
+   * driver lacks it, and device memory is then refused. */
+  CUresult (*memAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*memFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*deviceGetDefaultMemPool)(void **, CUdevice);
+  CUresult (*memPoolSetAttribute)(void *, int, void *);
 } cu;
 
 static CUcontext context;
+static CUdevice device;
+/* The stream of threads that chose none, created with the context. */
+static CUstream ownStream;
+/* The stream the calling thread chose (soac_gpu_set_stream), if any. */
+static __thread CUstream callerStream;
+/* Where compiled code allocates its buffers. */
+enum { SOAC_MEMORY_MANAGED = 0, SOAC_MEMORY_DEVICE = 1 };
+static int memoryKind = SOAC_MEMORY_MANAGED;
 /* 0: not tried, 1: ready, -1: failed (status says why). */
 static int state;
 static char status[256] = "not initialized";
@@ -98,18 +126,27 @@ static int ready(void) {
     RESOLVE(moduleGetFunction, "cuModuleGetFunction");
     RESOLVE(launchKernel, "cuLaunchKernel");
     RESOLVE(streamCreate, "cuStreamCreate");
-    RESOLVE(streamDestroy, "cuStreamDestroy_v2");
     RESOLVE(streamSynchronize, "cuStreamSynchronize");
     RESOLVE(memAllocManaged, "cuMemAllocManaged");
     RESOLVE(memFree, "cuMemFree_v2");
+    RESOLVE(memcpyAsync, "cuMemcpyAsync");
     RESOLVE(getErrorName, "cuGetErrorName");
+    RESOLVE(pointerGetAttribute, "cuPointerGetAttribute");
 #undef RESOLVE
-    CUdevice device;
+    *(void **)&cu.memAllocAsync = dlsym(driver, "cuMemAllocAsync");
+    *(void **)&cu.memFreeAsync = dlsym(driver, "cuMemFreeAsync");
+    *(void **)&cu.deviceGetDefaultMemPool =
+        dlsym(driver, "cuDeviceGetDefaultMemPool");
+    *(void **)&cu.memPoolSetAttribute = dlsym(driver, "cuMemPoolSetAttribute");
     CUresult result = cu.init(0);
     if (result == 0)
       result = cu.deviceGet(&device, 0);
     if (result == 0)
       result = cu.primaryCtxRetain(&context, device);
+    if (result == 0)
+      result = cu.ctxSetCurrent(context);
+    if (result == 0)
+      result = cu.streamCreate(&ownStream, CU_STREAM_NON_BLOCKING);
     if (result != 0) {
       snprintf(status, sizeof status, "no usable CUDA device: %s",
                errorName(result));
@@ -148,6 +185,46 @@ const char *soac_gpu_status(void) {
   return status;
 }
 
+/* The stream kernels of the calling thread run on. */
+static CUstream currentStream(void) {
+  return callerStream ? callerStream : ownStream;
+}
+
+/* Kernels and stream-ordered allocations of compiled code called from this
+ * thread go to `stream` (a CUstream of the primary context of device 0);
+ * null goes back to the runtime's own stream. */
+void soac_gpu_set_stream(void *stream) { callerStream = stream; }
+
+/* The stream compiled code called from this thread uses (null before the
+ * runtime is ready). */
+void *soac_gpu_stream(void) { return ready() ? currentStream() : NULL; }
+
+/* Where buffers allocated by compiled code live from now on: 0 managed
+ * memory (the default), 1 device memory from the stream-ordered pool.
+ * Returns 0, or -1 (nothing changed) for another kind or where the driver
+ * has no stream-ordered allocation. */
+int soac_gpu_set_memory(int kind) {
+  if (kind == SOAC_MEMORY_MANAGED) {
+    memoryKind = kind;
+    return 0;
+  }
+  if (kind != SOAC_MEMORY_DEVICE || !ready() || !cu.memAllocAsync ||
+      !cu.memFreeAsync)
+    return -1;
+  /* The pool keeps what is freed for the next allocations instead of giving
+   * it back at every synchronization (its default): a call's buffers are
+   * then reused by the next call rather than mapped again. */
+  void *pool = NULL;
+  unsigned long long keepAll = ~0ull;
+  if (cu.deviceGetDefaultMemPool && cu.memPoolSetAttribute &&
+      cu.deviceGetDefaultMemPool(&pool, device) == 0)
+    cu.memPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll);
+  memoryKind = kind;
+  return 0;
+}
+
+int soac_gpu_memory(void) { return memoryKind; }
+
 /* Managed memory, for arguments copied in by the caller. */
 void *soac_gpu_alloc(size_t size) {
   require("allocating memory");
@@ -157,22 +234,61 @@ void *soac_gpu_alloc(size_t size) {
   return (void *)(uintptr_t)pointer;
 }
 
+/* Whether `address` came from a stream-ordered pool (cuMemAllocAsync). */
+static int fromPool(CUdeviceptr address) {
+  void *pool = NULL;
+  return cu.memFreeAsync &&
+         cu.pointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+                                address) == 0 &&
+         pool;
+}
+
+/* Frees managed memory, device memory of cuMemAlloc, or of the pool. */
 void soac_gpu_free(void *pointer) {
   if (!pointer || !ready())
     return;
+  CUdeviceptr address = (CUdeviceptr)(uintptr_t)pointer;
+  if (fromPool(address)) {
+    /* Ordered after the kernels of this thread's stream that may read it. */
+    check(cu.memFreeAsync(address, currentStream()), "cuMemFreeAsync");
+    return;
+  }
   /* A buffer freed while a kernel still reads it would fault: launches are
    * synchronous, so nothing is running here. */
-  check(cu.memFree((CUdeviceptr)(uintptr_t)pointer), "cuMemFree");
+  check(cu.memFree(address), "cuMemFree");
+}
+
+/* What host code compiled with soac-host-buffer-copies calls for each read,
+ * write or copy of a buffer: `bytes` from `from` to `to`, each device,
+ * managed or host memory (unified addressing), ordered after the kernels
+ * of the thread's stream and finished on return. */
+void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  require("copying a buffer");
+  CUstream stream = currentStream();
+  check(cu.memcpyAsync((CUdeviceptr)to, (CUdeviceptr)from, (size_t)bytes,
+                       stream),
+        "cuMemcpyAsync");
+  check(cu.streamSynchronize(stream), "cuStreamSynchronize (a copy failed)");
 }
 
 /*===- Allocation functions of compiled code --------------------------------===*/
 
-void *_mlir_memref_to_llvm_alloc(size_t size) { return soac_gpu_alloc(size); }
+void *_mlir_memref_to_llvm_alloc(size_t size) {
+  if (memoryKind == SOAC_MEMORY_MANAGED)
+    return soac_gpu_alloc(size);
+  require("allocating memory");
+  CUdeviceptr pointer = 0;
+  check(cu.memAllocAsync(&pointer, size ? size : 1, currentStream()),
+        "cuMemAllocAsync");
+  return (void *)(uintptr_t)pointer;
+}
 
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
-  /* Managed allocations are aligned to at least 256 bytes. */
+  /* Managed and pool allocations are aligned to at least 256 bytes. */
   (void)alignment;
-  return soac_gpu_alloc(size);
+  return _mlir_memref_to_llvm_alloc(size);
 }
 
 void _mlir_memref_to_llvm_free(void *pointer) { soac_gpu_free(pointer); }
@@ -212,16 +328,14 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
+/* gpu-to-llvm creates a stream around each launch and destroys it after:
+ * both become the thread's one stream, which outlives the calls. */
 void *mgpuStreamCreate(void) {
   require("creating a stream");
-  CUstream stream = NULL;
-  check(cu.streamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  return stream;
+  return currentStream();
 }
 
-void mgpuStreamDestroy(void *stream) {
-  check(cu.streamDestroy(stream), "cuStreamDestroy");
-}
+void mgpuStreamDestroy(void *stream) { (void)stream; }
 
 void mgpuStreamSynchronize(void *stream) {
   check(cu.streamSynchronize(stream), "cuStreamSynchronize (a kernel failed)");

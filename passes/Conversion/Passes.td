@@ -290,4 +290,39 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def SoacHostBufferCopies : Pass<"soac-host-buffer-copies", "mlir::ModuleOp"> {
+  let summary = "Host reads and writes of GPU buffers as copies through the runtime (for device memory)";
+  let description = [{
+    Host code of GPU programs may read a buffer (a reduce's scalar result, a
+    loop's state) or write one; with managed memory it does so directly.
+    Device memory is not addressable by the host, so this rewrites each such
+    access, in the functions outside `gpu.module`s after kernel outlining:
+
+    - `memref.load %buf[%i]` becomes a copy of the element into a stack
+      buffer by the runtime's `soac_gpu_copy(dst, src, bytes)` (cuMemcpy),
+      then a load of the stack buffer;
+    - `memref.store %v, %buf[%i]`: a store into a stack buffer, then a copy
+      of it to the element;
+    - `memref.copy` between contiguous buffers: one copy of the whole.
+
+    ```mlir
+    %v = memref.load %r[%c0] : memref<1xf32>
+    // becomes
+    %stage = memref.alloca() : memref<f32>
+    ... memref.extract_aligned_pointer_as_index, the element's address ...
+    func.call @soac_gpu_copy(%to, %from, %c4) : (i64, i64, i64) -> ()
+    %v = memref.load %stage[] : memref<f32>
+    ```
+
+    Host-only scratch, a static buffer used within its block by loads,
+    stores, its dealloc and private helpers that only load, store and
+    measure it (the arrays the deallocation pipeline hands to its helper),
+    moves to the stack at the function's entry instead. Stack buffers,
+    globals, workgroup memory and arguments every call passes a stack
+    buffer are left alone, and so are buffers of i1 and copies between
+    strided buffers (`memrefCopy`, which the runtime runs on the host).
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+}
+
 #endif // SOAC_PASSES_CONVERSION_PASSES_TD

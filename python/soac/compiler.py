@@ -154,7 +154,10 @@ class CpuOptions:
 class GpuOptions:
     """Options of the soac-lower-to-nvvm pipeline: the GPU architecture, the
     PTX version, and how kernels are embedded (``isa``: PTX, compiled by the
-    CUDA driver when the code is loaded; ``bin``: cubin, needs ``ptxas``)."""
+    CUDA driver when the code is loaded; ``bin``: cubin, needs ``ptxas``).
+    ``device_memory=True`` makes host code read and write buffers by copies
+    (soac-host-buffer-copies), so that the runtime may keep them in device
+    memory (``soac_gpu_set_memory``, docs/gpu.md)."""
 
     TARGET: ClassVar[str] = "gpu"
     chip: str = "sm_90"
@@ -162,11 +165,13 @@ class GpuOptions:
     format: str = "isa"
     opt_level: int = 3
     check_indices: bool = True
+    device_memory: bool = False
 
     def pipeline(self) -> str:
         return (
             f"builtin.module(soac-lower-to-nvvm{{chip={self.chip} features={self.features} "
-            f"format={self.format} opt-level={self.opt_level} check-indices={_flag(self.check_indices)}}})"
+            f"format={self.format} opt-level={self.opt_level} check-indices={_flag(self.check_indices)} "
+            f"device-memory={_flag(self.device_memory)}}})"
         )
 
 

@@ -132,6 +132,39 @@ void lowerIota(IotaOp iota) {
   replaceSoac(iota, asTensor(host, out, type), nullptr);
 }
 
+void lowerSplat(tensor::SplatOp splat) {
+  ImplicitLocOpBuilder host(splat.getLoc(), splat);
+  RankedTensorType type = splat.getType();
+  SmallVector<Value> sizes;
+  auto dynamic = splat.getDynamicSizes().begin();
+  for (int64_t size : type.getShape())
+    sizes.push_back(ShapedType::isDynamic(size) ? *dynamic++
+                                                : indexConstant(host, size));
+  Value n = indexConstant(host, 1);
+  for (Value size : sizes)
+    n = arith::MulIOp::create(host, n, size);
+  Value out = allocBuffer(host, type, splat.getDynamicSizes());
+  Value value = splat.getInput();
+  Buffers none;
+  launchKernel(
+      host, blocksFor(host, n), {}, none,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+        ifThen(b, lessThan(b, ids.global, n), [&](ImplicitLocOpBuilder &ib) {
+          // The element's indices, from the flat id (row-major).
+          SmallVector<Value> indices(sizes.size());
+          Value rest = ids.global;
+          for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+            indices[d] = arith::RemUIOp::create(ib, rest, sizes[d]);
+            rest = arith::DivUIOp::create(ib, rest, sizes[d]);
+          }
+          memref::StoreOp::create(ib, value, out, indices);
+        });
+      });
+  Value filled = asTensor(host, out, type);
+  splat.replaceAllUsesWith(filled);
+  splat.erase();
+}
+
 namespace {
 
 /// Each thread folds its rows of `n` (interleaved when the operator allows,

@@ -12,6 +12,8 @@
 
 #include "dialect/SoacOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 namespace soac::kernels {
 
 /// A map with scalar rows: one thread per row.
@@ -19,6 +21,11 @@ void lowerMap(MapOp map);
 
 /// One thread per element.
 void lowerIota(IotaOp iota);
+
+/// A tensor.splat outside kernels that is still used once the SOACs are
+/// lowered: one thread per element. (Bufferized as it is, it would be a fill
+/// on the host, which the GPU pipeline does not lower.)
+void lowerSplat(mlir::tensor::SplatOp splat);
 
 /// Blocks fold rows (interleaved when the operator is one commutative op,
 /// else contiguous ranges) and combine them by warp shuffles and workgroup

@@ -176,6 +176,15 @@ struct ConvertSoacToGPUPass
           .Case([](ReduceByIndexOp op) { lowerReduceByIndex(op); })
           .Case([](IotaOp op) { lowerIota(op); });
     }
+    // Splats the kernels did not read as scalars: filled by a kernel.
+    SmallVector<tensor::SplatOp> splats;
+    getOperation().walk([&](tensor::SplatOp splat) {
+      if (!splat->use_empty() && !splat->getParentOfType<gpu::LaunchOp>() &&
+          !isa<SoacDialect>(splat->getParentOp()->getDialect()))
+        splats.push_back(splat);
+    });
+    for (tensor::SplatOp splat : splats)
+      lowerSplat(splat);
   }
 };
 

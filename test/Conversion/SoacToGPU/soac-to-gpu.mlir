@@ -458,3 +458,21 @@ func.func @histogram_of_rows(%h: tensor<?x?xf32>, %i: tensor<?xindex>, %v: tenso
   }
   return %r : tensor<?x?xf32>
 }
+
+// -----
+
+// A splat still used once the SOACs are lowered (a gradient's zeros, say):
+// one thread per element fills it, row-major indices from the flat id
+// (left to bufferization, it would be a fill on the host).
+// CHECK-LABEL: func.func @zeros
+// CHECK: %[[OUT:.*]] = memref.alloc(%arg0) : memref<?x3xf64>
+// CHECK: gpu.launch
+// CHECK: arith.remui
+// CHECK: arith.divui
+// CHECK: memref.store %arg1, %[[OUT]]
+// CHECK: bufferization.to_tensor %[[OUT]]
+// CHECK-NOT: tensor.splat
+func.func @zeros(%n: index, %v: f64) -> tensor<?x3xf64> {
+  %z = tensor.splat %v[%n] : tensor<?x3xf64>
+  return %z : tensor<?x3xf64>
+}

@@ -1,0 +1,86 @@
+"""A whole run on a GPU machine: the integrity check, the device's copy
+bandwidth, every program against its expected outputs (in managed memory,
+and in device memory where its host code reads no buffer), the bandwidth
+kernels, then the ADBench twins in JAX and PyTorch, all in children under
+one time budget (what does not fit is reported as skipped)."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import time
+
+from .check import check
+from .children import Deadline, run_child
+
+PROGRAM_TIMEOUT_S = 60
+BANDWIDTH_TIMEOUT_S = 120
+PEER_TIMEOUT_S = 240
+# JAX takes most of the GPU's memory at start by default.
+PEER_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
+def modes(program: dict) -> list[str]:
+    return ["managed", "device"] if not program["host_accesses"] else ["managed"]
+
+
+def program_runs(program: dict, mode: str, deadline: Deadline) -> list[dict]:
+    """Every run of ``program`` in ``mode``: a child from the first run not
+    yet done, again after each crash (the run it crashed in is failed)."""
+    results: list[dict] = []
+    total = len(program["runs"])
+    while len(results) < total:
+        start = len(results)
+        child = run_child(["program", program["name"], mode, str(start)], PROGRAM_TIMEOUT_S, deadline)
+        results += child["lines"]
+        if child["failure"] is not None and len(results) < total:
+            failed = program["runs"][len(results)]
+            results.append({"run": len(results), "label": failed["label"], "passed": False, "problem": child["failure"]})
+            if child["failure"].startswith("skipped"):
+                results += [{"run": i, "label": program["runs"][i]["label"], "passed": False, "problem": child["failure"]}
+                            for i in range(len(results), total)]
+    return results
+
+
+def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budget_s: float) -> dict:
+    began = time.monotonic()
+    deadline = Deadline(budget_s)
+    report: dict = {"check": check(bundle)}
+    if report["check"]["integrity"] != "passed" or report["check"]["gpu"] != "ready":
+        return report
+    selected = [p for p in data["programs"] if only is None or only in p["name"]]
+    copy = run_child(["copy", str(elements)], BANDWIDTH_TIMEOUT_S, deadline)
+    report["copy"] = copy["lines"][0] if copy["lines"] else {"failure": copy["failure"]}
+
+    report["programs"] = []
+    for program in (p for p in selected if p["kind"] != "bandwidth"):
+        entry = {"name": program["name"], "kind": program["kind"], "host_accesses": program.get("host_accesses", []),
+                 "modes": {}}
+        if "build_error" in program:
+            entry["build_error"] = program["build_error"]
+            report["programs"].append(entry)
+            continue
+        for mode in modes(program):
+            entry["modes"][mode] = program_runs(program, mode, deadline)
+        report["programs"].append(entry)
+        print(f"  {program['name']}: " + ", ".join(
+            f"{mode} {sum(r['passed'] for r in runs)}/{len(runs)}" for mode, runs in entry["modes"].items()), flush=True)
+
+    report["bandwidth"] = []
+    for program in (p for p in selected if p["kind"] == "bandwidth" and "build_error" not in p):
+        for mode in modes(program):
+            child = run_child(["bandwidth", program["name"], mode, str(elements)], BANDWIDTH_TIMEOUT_S, deadline)
+            line = child["lines"][0] if child["lines"] else {
+                "kernel": program["function"], "mode": mode, "passed": False, "problem": child["failure"]}
+            report["bandwidth"].append(line)
+            print(f"  {program['name']} ({mode}): {line.get('gb_s', 0):.0f} GB/s {line.get('problem') or ''}", flush=True)
+
+    report["peers"] = []
+    tools = [t for t, package in (("jax", "jax"), ("torch", "torch")) if importlib.util.find_spec(package)]
+    report["peer_tools"] = tools
+    for program in (p for p in selected if p["kind"] == "adbench" and "build_error" not in p):
+        for tool in tools:
+            child = run_child(["peer", program["name"], tool], PEER_TIMEOUT_S, deadline, PEER_ENV)
+            report["peers"].append({"name": program["name"], "tool": tool, "runs": child["lines"], "failure": child["failure"]})
+    report["seconds"] = round(time.monotonic() - began, 1)
+    return report

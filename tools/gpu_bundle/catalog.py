@@ -1,0 +1,132 @@
+"""What the GPU bundle holds: the programs to compile (one function each,
+into its own library) and their runs (arguments, and the outputs the CPU
+build computes).
+
+Three kinds of program:
+
+* ``suite``: every GPU program of the test suite (test/python/gpu_programs.py),
+  at the sizes of its tests (those over 7 rows where the arguments stay small);
+* ``adbench``: each ADBench objective (bench/adbench) and its value and
+  gradient, at ADBench's small and large sizes, timed against the JAX and
+  PyTorch twins of the same modules;
+* ``bandwidth``: the kernels of bandwidth.mlir, whose 1e8-element inputs the
+  runner makes itself.
+
+Expected outputs come from the CPU build of the same program, which the test
+suite checks against the reference interpreter (too slow at these sizes).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+from mlir import ir
+
+import soac
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "test" / "python"))
+sys.path.insert(0, str(ROOT / "bench" / "adbench"))
+
+import gpu_programs  # noqa: E402
+
+ADBENCH = ("gmm", "lstm", "ba", "hand", "kmeans")
+# The test suite's sizes, those over 7 rows only where a run's arguments
+# stay under RUN_BYTES (the bundle must fit in 64 MiB).
+SUITE_SIZES = gpu_programs.SIZES
+RUN_BYTES = 2 << 20
+BANDWIDTH = ("scale", "sum", "cumsum", "histogram", "scatter")
+
+
+@dataclass
+class Run:
+    """One call: its label, arguments and expected outputs. Runs with the
+    same ``args_key`` share one file of arguments (an objective and its
+    gradient at one size)."""
+
+    label: str
+    args: tuple
+    expected: tuple
+    args_key: str | None = None
+
+
+@dataclass
+class Program:
+    name: str  # "suite/sum", "adbench/GMM/gradient", "bandwidth/scale"
+    kind: str
+    module: ir.Module
+    function: str  # the one public function of its library
+    runs: list[Run] = field(default_factory=list)
+    details: dict = field(default_factory=dict)  # adbench: the twin module, its size, wrt
+
+    @property
+    def directory(self) -> str:
+        """Its library's folder under the bundle's libraries/."""
+        return self.name.replace("/", "_")
+
+
+def flat(values) -> tuple:
+    """Results as a flat tuple of numpy values (pytrees of tuples flattened)."""
+    if isinstance(values, (tuple, list)):
+        return tuple(v for value in values for v in flat(value))
+    return (np.asarray(values) if isinstance(values, np.ndarray) else values,)
+
+
+def suite_programs(context: ir.Context, only: set[str] | None, sizes: list[int]) -> list[Program]:
+    """The functions of gpu_programs.CASES (all, or ``only``)."""
+    programs = []
+    for function, (source, make_args) in sorted(gpu_programs.CASES.items()):
+        if only is not None and function not in only:
+            continue
+        cpu = soac.compile(source, function, target="cpu")
+        with context:
+            program = Program(f"suite/{function}", "suite", soac.parse(source), function)
+        # Data grow with the rows: a run's bytes estimated from 1,000 rows'.
+        bytes_per_row = sum(np.asarray(v).nbytes for v in make_args(1000)) / 1000
+        for n in sizes:
+            if n > 7 and n * bytes_per_row > RUN_BYTES:
+                continue
+            args = make_args(n)
+            program.runs.append(Run(f"n{n}", args, flat(cpu(*args))))
+        programs.append(program)
+    return programs
+
+
+def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives: tuple[bool, ...]) -> list[Program]:
+    """Each objective and its value and gradient, traced by the frontend
+    (dynamic sizes: one library serves every size)."""
+    programs = []
+    for name in names:
+        module = importlib.import_module(name)
+        for derivative in derivatives:
+            kind = "gradient" if derivative else "primal"
+            program = None
+            for size in sizes:
+                function, args = module.soac_version(*module.inputs(**module.SIZES[size]))
+                jitted = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else soac.jit(function)
+                if program is None:
+                    traced = jitted.trace(*args)
+                    program = Program(
+                        f"adbench/{module.NAME}/{kind}",
+                        "adbench",
+                        traced.module,
+                        traced.name,
+                        # The twins take the first `inputs` arguments (ADBench's inputs); ours
+                        # also the index tables soac_version adds after them.
+                        details={"twin": name, "objective": module.NAME, "derivative": derivative,
+                                 "wrt": list(module.WRT), "inputs": len(module.inputs(**module.TINY))},
+                    )
+                program.runs.append(Run(size, args, flat(jitted(*args)), args_key=f"adbench_{name}"))
+            programs.append(program)
+    return programs
+
+
+def bandwidth_programs(context: ir.Context) -> list[Program]:
+    with context:
+        module = soac.parse((HERE / "bandwidth.mlir").read_text())
+    return [Program(f"bandwidth/{function}", "bandwidth", module, function) for function in BANDWIDTH]
