@@ -2,9 +2,14 @@
 ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``, ``kron``,
 ``trace``, ``diagonal``, ``convolve`` and ``correlate``.
 
-A matrix product is a map over the rows of ``a`` whose body sums the rows of
-``b`` scaled by the row's elements (a map fused into a reduce, no
-transposes); batches are maps over the leading axes. ``tensordot`` and
+A product of two matrices, or of a matrix and a vector, is one
+``soac.matmul`` (a vector viewed as a one-row or one-column matrix), which
+autodiff keeps as products and the CPU lowering hands to a tuned kernel.
+Inside a SOAC body (a product per row: HAND's 4x4 transforms, GMM's
+matrix-vector products per point) it is a map over the rows of ``a`` whose
+body sums the rows of ``b`` scaled by the row's elements instead, which
+fuses with its neighbours and allocates nothing per row; batches are maps
+over the leading axes. ``tensordot`` and
 ``einsum`` move the axes they contract next to each other (a transpose,
 unless they already are), view the operands as batches of matrices
 (``tensor.collapse_shape`` / ``expand_shape``, no copies) and multiply
@@ -17,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from mlir import ir
+
+from ... import builders
 from .. import combinators, elementwise
 from ..array import Array, lift
 from ..locations import TraceError, located
@@ -67,10 +75,27 @@ def _matmul(a: Array, b: Array) -> Array:
     if a.ndim == 2 and b.ndim == 1:
         return matvec(a, b)
     if a.ndim == 2:
+        if _as_contraction(a):
+            return Array(builders.matmul(a.value, b.value))
         return combinators.map(lambda row: _matmul(row, b), a)
     if b.ndim == 1:
         return sum_rows(a * b)
+    if _as_contraction(a):
+        return Array(builders.matmul(a[None, :].value, b.value))[0]
     return sum_rows(combinators.map(lambda ak, bk: ak * bk, a, b))
+
+
+def _as_contraction(a: Array) -> bool:
+    """Whether a product with ``a`` is emitted as ``soac.matmul``: numbers
+    (not booleans), outside SOAC bodies (see the module's docstring)."""
+    if a.dtype.kind not in "fiu":
+        return False
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None:
+        if op.operation.name.startswith("soac."):
+            return False
+        op = op.operation.parent
+    return True
 
 
 def _broadcast_rows(fn: Any, a: Array, b: Array, what: str) -> Array:
@@ -107,6 +132,8 @@ def matvec(A: Any, x: Any) -> Array:
     A, x = elementwise.operands(A, x)
     if A.ndim != 2 or x.ndim != 1:
         raise TraceError(f"matvec needs a matrix and a vector, got {A!r} and {x!r}")
+    if _as_contraction(A):
+        return Array(builders.matmul(A.value, x[:, None].value))[:, 0]
     return combinators.map(lambda row: sum_rows(row * x), A)
 
 
