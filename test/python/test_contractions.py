@@ -125,3 +125,18 @@ def test_products_inside_maps_keep_their_fused_form():
     np.testing.assert_allclose(traced(xs, m), xs @ m.T, rtol=1e-12)
     assert "soac.matmul" not in traced.mlir(xs, m)
     assert "soac.matmul" in soac.jit(lambda xs, m: xs @ m.T).mlir(xs, m)
+
+
+def test_transposes_read_by_products_are_flags_not_copies():
+    a, b, c = rng.standard_normal((5, 3)), rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
+    product = soac.jit(lambda a, b: a @ b.T)
+    np.testing.assert_allclose(product(a, b), a @ b.T, rtol=1e-12)
+    assert "soac.matmul ins(%arg0, %arg1 : tensor<?x?xf64>, tensor<?x?xf64>) transpose_rhs" in product.mlir(a, b)
+    np.testing.assert_allclose(soac.jit(lambda a, c: a.T @ c.T)(a, c), a.T @ c.T, rtol=1e-12)
+    # the transpose is still a value of its own where something else reads it
+    both = soac.jit(lambda a, b: (a @ b.T, b.T + 1))(a, b)
+    np.testing.assert_allclose(both[1], b.T + 1)
+    gradients = soac.jit(soac.grad(lambda a, b: snp.sum(snp.tanh(a @ b.T)), argnums=(0, 1)))(a, b)
+    expected = finite_difference_vjp(soac.jit(lambda a, b: snp.sum(snp.tanh(a @ b.T))), (a, b), [0, 1], [1.0])
+    for got, reference in zip(gradients, expected):
+        np.testing.assert_allclose(got, reference, rtol=1e-6, atol=1e-8)

@@ -25,7 +25,7 @@ import numpy as np
 from mlir import ir
 
 from ... import builders
-from .. import combinators, elementwise
+from .. import combinators, elementwise, tracing
 from ..array import Array, lift
 from ..locations import TraceError, located
 from .creation import build
@@ -76,13 +76,24 @@ def _matmul(a: Array, b: Array) -> Array:
         return matvec(a, b)
     if a.ndim == 2:
         if _as_contraction(a):
-            return Array(builders.matmul(a.value, b.value))
+            (lhs, transpose_lhs), (rhs, transpose_rhs) = _stored(a), _stored(b)
+            return Array(builders.matmul(lhs, rhs, transpose_lhs=transpose_lhs, transpose_rhs=transpose_rhs))
         return combinators.map(lambda row: _matmul(row, b), a)
     if b.ndim == 1:
         return sum_rows(a * b)
     if _as_contraction(a):
         return Array(builders.matmul(a[None, :].value, b.value))[0]
     return sum_rows(combinators.map(lambda ak, bk: ak * bk, a, b))
+
+
+def _stored(x: Array) -> tuple[ir.Value, bool]:
+    """The matrix a product reads for ``x`` and whether it reads it
+    transposed: the matrix ``x`` is the transpose of, when it is one of this
+    trace (``a @ b.T`` copies nothing)."""
+    current = tracing.current()
+    if x.transpose_of is not None and x.owner is current and x.transpose_of.owner is current:
+        return x.transpose_of.value, True
+    return x.value, False
 
 
 def _as_contraction(a: Array) -> bool:
