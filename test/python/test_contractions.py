@@ -140,3 +140,14 @@ def test_transposes_read_by_products_are_flags_not_copies():
     expected = finite_difference_vjp(soac.jit(lambda a, b: snp.sum(snp.tanh(a @ b.T))), (a, b), [0, 1], [1.0])
     for got, reference in zip(gradients, expected):
         np.testing.assert_allclose(got, reference, rtol=1e-6, atol=1e-8)
+
+
+def test_products_in_derivatives_mapped_over_rows():
+    """jacrev and vmap of grad put a product's adjoint in a map body."""
+    a, b = rng.standard_normal(3), rng.standard_normal((2, 3))
+    for f in (lambda a, b: b @ a, lambda a, b: a @ b.T):
+        np.testing.assert_allclose(soac.jit(soac.jacrev(f))(a, b), b, rtol=1e-12)
+        np.testing.assert_allclose(soac.jit(soac.jacfwd(f))(a, b), b, rtol=1e-12)
+        rows = np.stack([a, 2 * a])
+        per_row = soac.jit(soac.vmap(soac.grad(lambda a, b, f=f: snp.sum(snp.sin(f(a, b)))), in_axes=(0, None)))(rows, b)
+        np.testing.assert_allclose(per_row, np.cos(rows @ b.T) @ b, rtol=1e-12)

@@ -144,7 +144,8 @@ def matvec(A: Any, x: Any) -> Array:
     if A.ndim != 2 or x.ndim != 1:
         raise TraceError(f"matvec needs a matrix and a vector, got {A!r} and {x!r}")
     if _as_contraction(A):
-        return Array(builders.matmul(A.value, x[:, None].value))[:, 0]
+        # The column viewed back as a vector (a collapse, no copy).
+        return ravel(Array(builders.matmul(A.value, x[:, None].value)))
     return combinators.map(lambda row: sum_rows(row * x), A)
 
 
