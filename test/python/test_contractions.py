@@ -151,3 +151,22 @@ def test_products_in_derivatives_mapped_over_rows():
         rows = np.stack([a, 2 * a])
         per_row = soac.jit(soac.vmap(soac.grad(lambda a, b, f=f: snp.sum(snp.sin(f(a, b)))), in_axes=(0, None)))(rows, b)
         np.testing.assert_allclose(per_row, np.cos(rows @ b.T) @ b, rtol=1e-12)
+
+
+def test_batched_products_and_einsum_are_contractions_per_batch():
+    a, b, c = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 4, 2)), rng.standard_normal((4, 2))
+    cases = [
+        (lambda a, b: a @ b, (a, b), a @ b),
+        (lambda a, c: a @ c, (a, c), a @ c),
+        (lambda a, b: snp.einsum("bij,bjk->bik", a, b), (a, b), a @ b),
+        (lambda a, b: snp.einsum("ij,jk->ik", a[0], b[0]), (a, b), a[0] @ b[0]),
+    ]
+    for fn, args, expected in cases:
+        traced = soac.jit(fn)
+        np.testing.assert_allclose(traced(*args), expected, rtol=1e-12)
+        assert "soac.matmul" in traced.mlir(*args)
+    loss = lambda a, b: snp.sum(snp.tanh(a @ b))  # noqa: E731
+    gradients = soac.jit(soac.grad(loss, argnums=(0, 1)))(a, b)
+    expected = finite_difference_vjp(soac.jit(loss), (a, b), [0, 1], [1.0])
+    for got, reference in zip(gradients, expected):
+        np.testing.assert_allclose(got, reference, rtol=1e-6, atol=1e-8)

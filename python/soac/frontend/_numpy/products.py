@@ -64,24 +64,29 @@ def matmul(a: Any, b: Any) -> Array:
     return _matmul(a, b)
 
 
-def _matmul(a: Array, b: Array) -> Array:
+def _matmul(a: Array, b: Array, contract: bool | None = None) -> Array:
+    """``contract``: whether the matrix products are ``soac.matmul`` (decided
+    where the product is written, so that batches, maps over the leading
+    axes, multiply matrices the same way)."""
+    if contract is None:
+        contract = _as_contraction(a)
     batch_a, batch_b = max(a.ndim - 2, 0), max(b.ndim - 2, 0)
     if batch_a > batch_b:
-        return combinators.map(lambda row: _matmul(row, b), a)
+        return combinators.map(lambda row: _matmul(row, b, contract), a)
     if batch_b > batch_a:
-        return combinators.map(lambda row: _matmul(a, row), b)
+        return combinators.map(lambda row: _matmul(a, row, contract), b)
     if batch_a:
-        return _broadcast_rows(lambda x, y: _matmul(x, y), a, b, "matmul")
+        return _broadcast_rows(lambda x, y: _matmul(x, y, contract), a, b, "matmul")
     if a.ndim == 2 and b.ndim == 1:
-        return matvec(a, b)
+        return _matvec(a, b, contract)
     if a.ndim == 2:
-        if _as_contraction(a):
+        if contract:
             (lhs, transpose_lhs), (rhs, transpose_rhs) = _stored(a), _stored(b)
             return Array(builders.matmul(lhs, rhs, transpose_lhs=transpose_lhs, transpose_rhs=transpose_rhs))
-        return combinators.map(lambda row: _matmul(row, b), a)
+        return combinators.map(lambda row: _matmul(row, b, contract), a)
     if b.ndim == 1:
         return sum_rows(a * b)
-    if _as_contraction(a):
+    if contract:
         return Array(builders.matmul(a[None, :].value, b.value))[0]
     return sum_rows(combinators.map(lambda ak, bk: ak * bk, a, b))
 
@@ -143,7 +148,11 @@ def matvec(A: Any, x: Any) -> Array:
     A, x = elementwise.operands(A, x)
     if A.ndim != 2 or x.ndim != 1:
         raise TraceError(f"matvec needs a matrix and a vector, got {A!r} and {x!r}")
-    if _as_contraction(A):
+    return _matvec(A, x, _as_contraction(A))
+
+
+def _matvec(A: Array, x: Array, contract: bool) -> Array:
+    if contract:
         # The column viewed back as a vector (a collapse, no copy).
         return ravel(Array(builders.matmul(A.value, x[:, None].value)))
     return combinators.map(lambda row: sum_rows(row * x), A)
@@ -349,7 +358,8 @@ def _contract(a: Array, la: list[str], b: Array, lb: list[str], keep: set[str]) 
     free_b = [label for label in lb if label not in la]
     x = _grouped(_arrange(a, la, batch + free_a + summed), [len(batch), len(free_a), len(summed)])
     y = _grouped(_arrange(b, lb, batch + summed + free_b), [len(batch), len(summed), len(free_b)])
-    products = combinators.map(lambda xi, yi: _matmul(xi, yi), x, y)
+    contract = _as_contraction(x)
+    products = combinators.map(lambda xi, yi: _matmul(xi, yi, contract), x, y)
     sizes = [_label_size(a, la, b, lb, label) for label in batch + free_a + free_b]
     labels = batch + free_a + free_b
     if not labels:
