@@ -8,8 +8,9 @@ autodiff keeps as products and the CPU lowering hands to a tuned kernel.
 Inside a SOAC body (a product per row: HAND's 4x4 transforms, GMM's
 matrix-vector products per point) it is a map over the rows of ``a`` whose
 body sums the rows of ``b`` scaled by the row's elements instead, which
-fuses with its neighbours and allocates nothing per row; batches are maps
-over the leading axes. ``tensordot`` and
+fuses with its neighbours and allocates nothing per row. Batches are maps
+over the leading axes whose bodies multiply matrices as the product written
+outside them would (``soac.matmul`` per batch). ``tensordot`` and
 ``einsum`` move the axes they contract next to each other (a transpose,
 unless they already are), view the operands as batches of matrices
 (``tensor.collapse_shape`` / ``expand_shape``, no copies) and multiply
