@@ -164,6 +164,9 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(soac::createSoacMarkEntryPoints());
   addBufferization(pm);
   addDeallocation(pm);
+  // Matrix products call the runtime's tuned kernel (after deallocation,
+  // which must see the buffers the products read).
+  pm.addPass(soac::createSoacContractionsToCalls());
   pm.addPass(soac::createSoacCopiesToLoops());
   // Parallel loops, then threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -211,6 +214,9 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
 void buildLowerToNvvmPipeline(OpPassManager &pm,
                               const NvvmPipelineOptions &options) {
   addDerivativeExpansion(pm);
+  // Products as SOACs (the kernels have no contraction of their own), before
+  // their reads are checked.
+  pm.addPass(soac::createSoacExpandContractions());
   addIndexChecks(pm, options.checkIndices);
 
   // soac -> kernels on buffers inside functions on tensors.

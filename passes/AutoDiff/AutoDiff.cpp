@@ -140,10 +140,12 @@ void soac::autodiff::registerDerivativeRules(DialectRegistry &registry) {
   registerFuncRules(registry);
   registerSCFRules(registry);
   registerSoacRules(registry);
+  registerSoacContractionRules(registry);
   registerArithForwardRules(registry);
   registerMathForwardRules(registry);
   registerTensorForwardRules(registry);
   registerFuncForwardRules(registry);
   registerSCFForwardRules(registry);
   registerSoacForwardRules(registry);
+  registerSoacContractionForwardRules(registry);
 }

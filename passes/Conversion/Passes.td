@@ -145,6 +145,37 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def SoacContractionsToCalls
+    : Pass<"soac-contractions-to-calls", "mlir::ModuleOp"> {
+  let summary = "Call the runtime's tuned matrix product for f32/f64 linalg.matmul on buffers";
+  let description = [{
+    `soac.matmul` lowers to a `linalg.matmul` (convert-soac-to-loops), whose
+    indexing maps say which operand is read transposed. After bufferization
+    and deallocation this pass replaces each one on `f32`/`f64` buffers with
+    a call of `soac_matmul_f32`/`soac_matmul_f64` (runtime/soac_matmul.c),
+    which passes the product to the BLAS registered at load time (numpy's
+    OpenBLAS) or runs its own loops. Each operand goes as its aligned
+    pointer, offset and two strides, so slices and transposed views need no
+    copy. A zero `linalg.fill` of the result right before the product
+    becomes the call's "overwrite" flag. Other element types are left to
+    the loops `convert-linalg-to-parallel-loops` makes.
+
+    ```mlir
+    // before
+    linalg.fill ins(%zero : f64) outs(%c : memref<?x?xf64>)
+    linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>)
+                  outs(%c : memref<?x?xf64>)
+    // after
+    func.call @soac_matmul_f64(%tl, %tr, %m, %n, %k, %pa, %oa, %sa0, %sa1,
+        %pb, ..., %pc, %oc, %sc0, %sc1, %overwrite) : (index, ...) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::memref::MemRefDialect",
+  ];
+}
+
 def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   let summary = "Turn copies between 1-D buffers into loops";
   let description = [{

@@ -54,6 +54,37 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
   let dependentDialects = ["soac::SoacDialect"];
 }
 
+def SoacExpandContractions
+    : Pass<"soac-expand-contractions", "mlir::ModuleOp"> {
+  let summary = "Rewrite soac.matmul as maps over its result's positions with a reduce of products";
+  let description = [{
+    For lowerings without a kernel of their own for products (the GPU):
+    `C = op(A)·op(B)` becomes a map over the rows of C of a map over its
+    columns of the sum of the products of a row of op(A) and a column of
+    op(B), read with `tensor.extract` (transposes are the order of the
+    indices). Run it before `soac-check-indices`, which then checks the
+    reads of operands whose inner sizes are known only at run time.
+
+    ```mlir
+    // before
+    %c = soac.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    // after
+    %c = soac.map ins(%rows : tensor<?xindex>) -> tensor<?x?xf32> {
+    ^bb0(%i: index):
+      %row = soac.map ins(%columns : tensor<?xindex>) -> tensor<?xf32> {
+      ^bb0(%j: index):
+        %p = soac.map ins(%inner : tensor<?xindex>) -> tensor<?xf32> { a[i, k] * b[k, j] }
+        %s = soac.reduce ins(%p : tensor<?xf32>) init(%zero : f32) -> f32 { addf }
+        soac.yield %s : f32
+      }
+      soac.yield %row : tensor<?xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["soac::SoacDialect", "mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def SoacFuseMaps : Pass<"soac-fuse-maps", "mlir::ModuleOp"> {
   let summary = "Fuse maps into the one map reading them, merge the maps, or the reduces, that read the same map, and copy cheap maps per reader";
   let description = [{

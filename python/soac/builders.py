@@ -166,6 +166,27 @@ def scatter(
     return ops.scatter(dest.type, dest, indices, values, loc=loc, ip=ip)
 
 
+def matmul(
+    lhs: ir.Value,
+    rhs: ir.Value,
+    *,
+    transpose_lhs: bool = False,
+    transpose_rhs: bool = False,
+    loc: ir.Location | None = None,
+    ip: ir.InsertionPoint | None = None,
+) -> ir.Value:
+    """``soac.matmul``: ``op(lhs) · op(rhs)`` of two matrices, ``op`` the
+    transpose where asked; the result type follows from the operands."""
+    lhs_shape = ir.RankedTensorType(lhs.type).shape
+    rhs_shape = ir.RankedTensorType(rhs.type).shape
+    m = lhs_shape[1 if transpose_lhs else 0]
+    n = rhs_shape[0 if transpose_rhs else 1]
+    result = ir.RankedTensorType.get([m, n], ir.RankedTensorType(lhs.type).element_type)
+    return ops.matmul(
+        result, lhs, rhs, transpose_lhs=transpose_lhs or None, transpose_rhs=transpose_rhs or None, loc=loc, ip=ip
+    )
+
+
 def iota(
     size: int | ir.Value,
     element_type: ir.Type | None = None,

@@ -293,6 +293,22 @@ func.func @grad_gather_squares(%x: tensor<?xf64>, %i: tensor<?xindex>) -> tensor
 """
 
 
+CONTRACTIONS = """
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = soac.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) transpose_rhs -> tensor<?x?xf32>
+  return %c : tensor<?x?xf32>
+}
+func.func private @product(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c = soac.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+  return %c : tensor<?x?xf64>
+}
+func.func @grad_matmul(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %s: tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?x?xf64>) {
+  %r:3 = soac.vjp @product(%a, %b, %s) : (tensor<?x?xf64>, tensor<?x?xf64>, tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?x?xf64>, tensor<?x?xf64>)
+  return %r#1, %r#2 : tensor<?x?xf64>, tensor<?x?xf64>
+}
+"""
+
+
 def floats(*shape, dtype=np.float64):
     return rng.standard_normal(shape).astype(dtype)
 
@@ -328,6 +344,8 @@ CASES = {
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),
     "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
     "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),
+    "matmul": (CONTRACTIONS, lambda n: (floats(n, 6, dtype=np.float32), floats(5, 6, dtype=np.float32))),
+    "grad_matmul": (CONTRACTIONS, lambda n: (floats(n, 6), floats(6, 4), floats(n, 4))),
     "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),
 }
 SIZES = [0, 1, 7, 1003, 300_001]

@@ -59,6 +59,7 @@ void registerTensorRules(mlir::DialectRegistry &registry);
 void registerFuncRules(mlir::DialectRegistry &registry);
 void registerSCFRules(mlir::DialectRegistry &registry);
 void registerSoacRules(mlir::DialectRegistry &registry);
+void registerSoacContractionRules(mlir::DialectRegistry &registry);
 
 void registerArithForwardRules(mlir::DialectRegistry &registry);
 void registerMathForwardRules(mlir::DialectRegistry &registry);
@@ -66,6 +67,7 @@ void registerTensorForwardRules(mlir::DialectRegistry &registry);
 void registerFuncForwardRules(mlir::DialectRegistry &registry);
 void registerSCFForwardRules(mlir::DialectRegistry &registry);
 void registerSoacForwardRules(mlir::DialectRegistry &registry);
+void registerSoacContractionForwardRules(mlir::DialectRegistry &registry);
 
 } // namespace soac::autodiff
 

@@ -25,6 +25,8 @@ void addScanToLoops(mlir::RewritePatternSet &patterns,
                     const ConvertSoacToLoopsOptions &options);
 /// soac.scatter and soac.reduce_by_index (ScatterToLoops.cpp).
 void addScatterToLoops(mlir::RewritePatternSet &patterns);
+/// soac.matmul (MatmulToLinalg.cpp).
+void addMatmulToLinalg(mlir::RewritePatternSet &patterns);
 /// soac.iota (IotaToLoops.cpp).
 void addIotaToLoops(mlir::RewritePatternSet &patterns);
 /// tensor.splat in loops (SplatToLoops.cpp).

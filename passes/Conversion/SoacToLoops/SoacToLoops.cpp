@@ -11,7 +11,8 @@
 //                     fusion patterns and the lowering patterns
 //   <Op>ToLoops.cpp   one lowering pattern per op (Patterns.h): MapToLoops,
 //                     ReduceToLoops, ScanToLoops, ScatterToLoops (scatter and
-//                     reduce_by_index), IotaToLoops, SplatToLoops
+//                     reduce_by_index), IotaToLoops, SplatToLoops;
+//                     MatmulToLinalg (a product stays a linalg.matmul)
 //   RowReader.h       reading rows of tensors, recomputing fused maps' rows
 //   Loops.h           building blocks: loops over rows, tabulation, folds,
 //                     run-time checks of row sizes
@@ -126,6 +127,7 @@ void soac::populateSoacToLoopsPatterns(
   populateMapFusionPatterns(patterns, kMapFusionBenefit);
   addScatterToLoops(patterns);
   addIotaToLoops(patterns);
+  addMatmulToLinalg(patterns);
   addMapToLoops(patterns, options);
   addReduceToLoops(patterns, options);
   addScanToLoops(patterns, options);

@@ -33,6 +33,10 @@ class Array:
     for the dynamic sizes instead.
     """
 
+    # The matrix this one is the transpose of, when a transpose made it
+    # (products read that matrix with a transpose flag instead).
+    transpose_of: Array | None = None
+
     def __init__(self, value: ir.Value):
         self.value = value
         self.owner = tracing.current()  # the trace whose function holds the value

@@ -151,6 +151,18 @@ def _reduce_by_index(interp, op, operands):
     return results
 
 
+@handles("soac.matmul")
+def _matmul(interp, op, operands):
+    lhs, rhs = operands
+    if "transpose_lhs" in op.attributes:
+        lhs = lhs.T
+    if "transpose_rhs" in op.attributes:
+        rhs = rhs.T
+    if lhs.shape[1] != rhs.shape[0]:
+        raise fail(op, f"contracts {lhs.shape[1]} columns of the left operand with {rhs.shape[0]} rows of the right one")
+    return [np.matmul(lhs, rhs).astype(element_dtype(op.results[0].type))]
+
+
 @handles("soac.vjp", "soac.jvp")
 def _derivative(interp, op, operands):
     raise fail(op, "derivatives run once soac-autodiff has expanded them; the interpreter does not differentiate")

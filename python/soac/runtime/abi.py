@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import reprlib
 import weakref
 from dataclasses import dataclass
@@ -96,6 +97,36 @@ _FAILURES: dict[int, type[ExecutionError]] = {
 }
 
 
+@functools.cache
+def _numpy_blas() -> tuple[int, int] | None:
+    """Addresses of ``cblas_dgemm``/``cblas_sgemm`` with 64-bit sizes in the
+    OpenBLAS numpy's wheels ship (``numpy.libs/libscipy_openblas64_*.so``),
+    or None (another numpy build: compiled code then multiplies matrices with
+    its own loops)."""
+    import glob
+    import os
+
+    libraries = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libraries, "libscipy_openblas64_*.so"))):
+        handle = ctypes.CDLL(path)
+        try:
+            dgemm, sgemm = handle.scipy_cblas_dgemm64_, handle.scipy_cblas_sgemm64_
+        except AttributeError:
+            continue
+        return ctypes.cast(dgemm, ctypes.c_void_p).value, ctypes.cast(sgemm, ctypes.c_void_p).value
+    return None
+
+
+def register_blas(handle: ctypes.CDLL) -> None:
+    """Makes the matrix products of the CPU runtime behind ``handle``
+    (runtime/soac_matmul.c) call numpy's OpenBLAS, when there is one."""
+    blas = _numpy_blas()
+    if blas is not None:
+        handle.soac_set_gemm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        handle.soac_set_gemm.restype = None
+        handle.soac_set_gemm(*blas)
+
+
 class CheckedCalls:
     """Calls through soac's CPU runtime library (``soac_call_checked``), which
     stops a call at its first failed check, frees what the call allocated,
@@ -104,6 +135,7 @@ class CheckedCalls:
     ``_mlir__mlir_ciface_<name>(void **)``."""
 
     def __init__(self, handle: ctypes.CDLL):
+        register_blas(handle)
         self._call = handle.soac_call_checked
         self._call.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         self._call.restype = ctypes.c_char_p

@@ -183,7 +183,12 @@ def _permute(a: Array, order: list[int]) -> Array:
             key[axis] = indices[k]
         return a[tuple(key)]
 
-    return build(sizes, element)
+    result = build(sizes, element)
+    if order == [1, 0]:
+        # A product reading the transpose of a matrix reads the matrix instead
+        # (soac.matmul's transpose flags; products.py): this copy then dies.
+        result.transpose_of = a
+    return result
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Array:

@@ -2,9 +2,15 @@
 ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``, ``kron``,
 ``trace``, ``diagonal``, ``convolve`` and ``correlate``.
 
-A matrix product is a map over the rows of ``a`` whose body sums the rows of
-``b`` scaled by the row's elements (a map fused into a reduce, no
-transposes); batches are maps over the leading axes. ``tensordot`` and
+A product of two matrices, or of a matrix and a vector, is one
+``soac.matmul`` (a vector viewed as a one-row or one-column matrix), which
+autodiff keeps as products and the CPU lowering hands to a tuned kernel.
+Inside a SOAC body (a product per row: HAND's 4x4 transforms, GMM's
+matrix-vector products per point) it is a map over the rows of ``a`` whose
+body sums the rows of ``b`` scaled by the row's elements instead, which
+fuses with its neighbours and allocates nothing per row. Batches are maps
+over the leading axes whose bodies multiply matrices as the product written
+outside them would (``soac.matmul`` per batch). ``tensordot`` and
 ``einsum`` move the axes they contract next to each other (a transpose,
 unless they already are), view the operands as batches of matrices
 (``tensor.collapse_shape`` / ``expand_shape``, no copies) and multiply
@@ -17,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import combinators, elementwise
+from mlir import ir
+
+from ... import builders
+from .. import combinators, elementwise, tracing
 from ..array import Array, lift
 from ..locations import TraceError, located
 from .creation import build
@@ -56,21 +65,54 @@ def matmul(a: Any, b: Any) -> Array:
     return _matmul(a, b)
 
 
-def _matmul(a: Array, b: Array) -> Array:
+def _matmul(a: Array, b: Array, contract: bool | None = None) -> Array:
+    """``contract``: whether the matrix products are ``soac.matmul`` (decided
+    where the product is written, so that batches, maps over the leading
+    axes, multiply matrices the same way)."""
+    if contract is None:
+        contract = _as_contraction(a)
     batch_a, batch_b = max(a.ndim - 2, 0), max(b.ndim - 2, 0)
     if batch_a > batch_b:
-        return combinators.map(lambda row: _matmul(row, b), a)
+        return combinators.map(lambda row: _matmul(row, b, contract), a)
     if batch_b > batch_a:
-        return combinators.map(lambda row: _matmul(a, row), b)
+        return combinators.map(lambda row: _matmul(a, row, contract), b)
     if batch_a:
-        return _broadcast_rows(lambda x, y: _matmul(x, y), a, b, "matmul")
+        return _broadcast_rows(lambda x, y: _matmul(x, y, contract), a, b, "matmul")
     if a.ndim == 2 and b.ndim == 1:
-        return matvec(a, b)
+        return _matvec(a, b, contract)
     if a.ndim == 2:
-        return combinators.map(lambda row: _matmul(row, b), a)
+        if contract:
+            (lhs, transpose_lhs), (rhs, transpose_rhs) = _stored(a), _stored(b)
+            return Array(builders.matmul(lhs, rhs, transpose_lhs=transpose_lhs, transpose_rhs=transpose_rhs))
+        return combinators.map(lambda row: _matmul(row, b, contract), a)
     if b.ndim == 1:
         return sum_rows(a * b)
+    if contract:
+        return Array(builders.matmul(a[None, :].value, b.value))[0]
     return sum_rows(combinators.map(lambda ak, bk: ak * bk, a, b))
+
+
+def _stored(x: Array) -> tuple[ir.Value, bool]:
+    """The matrix a product reads for ``x`` and whether it reads it
+    transposed: the matrix ``x`` is the transpose of, when it is one of this
+    trace (``a @ b.T`` copies nothing)."""
+    current = tracing.current()
+    if x.transpose_of is not None and x.owner is current and x.transpose_of.owner is current:
+        return x.transpose_of.value, True
+    return x.value, False
+
+
+def _as_contraction(a: Array) -> bool:
+    """Whether a product with ``a`` is emitted as ``soac.matmul``: numbers
+    (not booleans), outside SOAC bodies (see the module's docstring)."""
+    if a.dtype.kind not in "fiu":
+        return False
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None:
+        if op.operation.name.startswith("soac."):
+            return False
+        op = op.operation.parent
+    return True
 
 
 def _broadcast_rows(fn: Any, a: Array, b: Array, what: str) -> Array:
@@ -107,6 +149,13 @@ def matvec(A: Any, x: Any) -> Array:
     A, x = elementwise.operands(A, x)
     if A.ndim != 2 or x.ndim != 1:
         raise TraceError(f"matvec needs a matrix and a vector, got {A!r} and {x!r}")
+    return _matvec(A, x, _as_contraction(A))
+
+
+def _matvec(A: Array, x: Array, contract: bool) -> Array:
+    if contract:
+        # The column viewed back as a vector (a collapse, no copy).
+        return ravel(Array(builders.matmul(A.value, x[:, None].value)))
     return combinators.map(lambda row: sum_rows(row * x), A)
 
 
@@ -310,7 +359,8 @@ def _contract(a: Array, la: list[str], b: Array, lb: list[str], keep: set[str]) 
     free_b = [label for label in lb if label not in la]
     x = _grouped(_arrange(a, la, batch + free_a + summed), [len(batch), len(free_a), len(summed)])
     y = _grouped(_arrange(b, lb, batch + summed + free_b), [len(batch), len(summed), len(free_b)])
-    products = combinators.map(lambda xi, yi: _matmul(xi, yi), x, y)
+    contract = _as_contraction(x)
+    products = combinators.map(lambda xi, yi: _matmul(xi, yi, contract), x, y)
     sizes = [_label_size(a, la, b, lb, label) for label in batch + free_a + free_b]
     labels = batch + free_a + free_b
     if not labels:
