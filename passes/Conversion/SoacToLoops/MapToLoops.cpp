@@ -218,6 +218,9 @@ private:
                                      Value n, ArrayRef<bool> unsized,
                                      IndexedBody body) {
     Operation *yield = map.getBody().front().getTerminator();
+    Value zero = indexConstant(b, 0);
+    Value nonEmpty =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
     SmallVector<Value> sizes;
     SmallVector<std::pair<unsigned, unsigned>> probed; // (result, dim)
     SmallVector<unsigned> probedSlots;
@@ -225,18 +228,19 @@ private:
       for (auto [d, size] :
            llvm::enumerate(cast<RankedTensorType>(t).getShape().drop_front()))
         if (ShapedType::isDynamic(size) && !unsized[r]) {
-          sizes.push_back(sizeBeforeBody(b, map, yield->getOperand(r), d));
-          if (sizes.back())
+          // Without rows there is no row to take sizes from: 0, as the
+          // reference interpreter says.
+          if (Value known = sizeBeforeBody(b, map, yield->getOperand(r), d)) {
+            sizes.push_back(arith::SelectOp::create(b, nonEmpty, known, zero));
             continue;
+          }
+          sizes.push_back(Value());
           probed.push_back({static_cast<unsigned>(r), static_cast<unsigned>(d)});
           probedSlots.push_back(sizes.size() - 1);
         }
     if (probed.empty())
       return sizes;
     SmallVector<Type> indexTypes(probed.size(), b.getIndexType());
-    Value zero = indexConstant(b, 0);
-    Value nonEmpty =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
     auto probe = scf::IfOp::create(b, indexTypes, nonEmpty, true, true);
     probe->setAttr(kRowLoopAttr, b.getUnitAttr());
     {

@@ -103,12 +103,14 @@ func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
 // A map yielding rows: an scf.forall writing each row; the nested map is
 // sequential (the outer one is already parallel). The dynamic row size is
 // known before the map: the nested map's rows are as long as %y, so no copy
-// of the body runs first.
+// of the body runs first (without rows, the rows' size is 0).
 // CHECK-LABEL: func.func @outer_product
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
+// CHECK: %[[ROWS:.*]] = arith.cmpi ugt
 // CHECK: %[[N:.*]] = tensor.dim %arg1
+// CHECK: %[[SIZE:.*]] = arith.select %[[ROWS]], %[[N]], %c0
 // CHECK-NOT: scf.if {{.*}} -> (index)
-// CHECK: tensor.empty(%{{.*}}, %[[N]]) : tensor<?x?xf32>
+// CHECK: tensor.empty(%{{.*}}, %[[SIZE]]) : tensor<?x?xf32>
 // CHECK: scf.forall (%[[I:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}})
 // CHECK: %[[ROW:.*]] = scf.for
 // CHECK: tensor.insert
