@@ -178,7 +178,11 @@ def _flag(value: bool) -> str:
 def timing_from_environment() -> bool:
     """Whether ``SOAC_TIMING`` asks for MLIR's pass timing of every compilation
     (set to anything but empty, ``0``, ``off``, ``false`` or ``no``)."""
-    return os.environ.get("SOAC_TIMING", "").strip().lower() not in ("", "0", "off", "false", "no")
+    return _flag_from_environment("SOAC_TIMING")
+
+
+def _flag_from_environment(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "off", "false", "no")
 
 
 def lower(
@@ -211,9 +215,16 @@ def lower(
             pipeline = pipeline.replace("builtin.module(", "builtin.module(symbol-dce,", 1)
         try:
             manager = passmanager.PassManager.parse(pipeline)
+            # Verifying the IR after each of the pipeline's ~60 passes took
+            # most of the compile time of deeply nested code (vector mode:
+            # its dominance checks walk up every region of every use); the
+            # result is verified once below. SOAC_VERIFY_EACH_PASS=1 (or
+            # soac-opt) names the pass that broke it.
+            manager.enable_verifier(_flag_from_environment("SOAC_VERIFY_EACH_PASS"))
             if timing or timing_from_environment():
                 manager.enable_timing()
             manager.run(lowered.operation)
+            lowered.operation.verify()
         except ir.MLIRError as error:
             name = "soac-lower-to-nvvm" if options.TARGET == "gpu" else "soac-lower-to-cpu"
             raise LoweringError(f"{name} failed", diagnostic_lines(error)) from None

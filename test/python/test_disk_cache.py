@@ -202,3 +202,14 @@ def test_an_unwritable_cache_only_costs_the_storing(tmp_path, monkeypatch, caplo
     soac.clear_caches()
     np.testing.assert_array_equal(pick(np.arange(4, dtype=np.float32), np.array([1], dtype=np.intp)), [1.0])
     assert any("could not store" in r.getMessage() for r in caplog.records)
+
+
+def test_code_calling_no_runtime_function_loads_from_disk(cache_dir, caplog):
+    # Nothing allocated, no check: the library must still link the runtime,
+    # whose checked calls the loader takes from it.
+    double = "func.func @double(%x: f64) -> f64 {\n  %y = arith.addf %x, %x : f64\n  return %y : f64\n}"
+    assert soac.compile(double, "double")(1.5) == 3.0
+    soac.clear_caches()
+    with caplog.at_level(logging.DEBUG, logger="soac"):
+        assert soac.compile(double, "double")(2.5) == 5.0
+    assert any(r.getMessage().startswith("loaded @double") for r in caplog.records)

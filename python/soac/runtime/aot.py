@@ -119,8 +119,11 @@ def _native_libraries(options) -> list[str]:
 
 def _link(library: pathlib.Path, inputs: list[str], natives: list[str], run_paths: list[str]) -> None:
     # Every symbol must come from the native libraries: say so now, not when
-    # the library is loaded (on another machine, for a shipped one).
-    _run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", str(library), *inputs, *natives, "-lm",
+    # the library is loaded (on another machine, for a shipped one). They are
+    # linked even when the code calls none of their functions: the loader
+    # calls the runtime's soac_call_checked through the library's handle.
+    _run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", str(library), *inputs,
+          "-Wl,--no-as-needed", *natives, "-Wl,--as-needed", "-lm",
           "-Wl,--no-undefined", *(f"-Wl,-rpath,{path}" for path in run_paths)])
 
 
