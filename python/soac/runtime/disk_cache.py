@@ -191,6 +191,7 @@ class DiskCache:
         directory is not writable, the disk is full: logged, not raised,
         since the caller has its code anyway)."""
         entry = self._entry(entry_key)
+        scratch = None
         try:
             scratch = self._scratch()
             os.makedirs(entry.parent, exist_ok=True)
@@ -199,15 +200,18 @@ class DiskCache:
             (scratch / _MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
             try:
                 os.rename(scratch, entry)
+                scratch = None
             except OSError:
                 # Another process stored it first (the target is not empty):
                 # its entry is as good as ours.
-                shutil.rmtree(scratch, ignore_errors=True)
                 if not (entry / _MANIFEST).exists():
                     raise
         except OSError as error:
             _log.warning("soac: could not store compiled code in the disk cache %s: %s", self.directory, error)
             return None
+        finally:
+            if scratch is not None:  # not renamed into place: ours, unused
+                shutil.rmtree(scratch, ignore_errors=True)
         self.evict()
         return entry
 
@@ -215,7 +219,7 @@ class DiskCache:
         """Removes the least recently used entries until the rest fit in
         ``max_bytes``, and temporary directories left by dead processes."""
         entries = []
-        for entry in self.directory.glob("??/*"):
+        for entry in self._entries():
             try:
                 used = (entry / _MANIFEST).stat().st_mtime
                 size = sum(path.stat().st_size for path in entry.iterdir())
@@ -239,8 +243,12 @@ class DiskCache:
 
     def clear(self) -> None:
         """Removes every entry."""
-        for entry in self.directory.glob("??/*"):
+        for entry in self._entries():
             _remove(entry)
+
+    def _entries(self) -> list[pathlib.Path]:
+        # Entries being removed by another process have a dot in their name.
+        return [path for path in self.directory.glob("??/*") if "." not in path.name]
 
     def _entry(self, entry_key: str) -> pathlib.Path:
         # Two levels, as git's objects: no directory grows too large to list.
