@@ -146,27 +146,6 @@ func.func @region() {
 
 // -----
 
-// Checks inside a GPU kernel trap it (cf.assert).
-// CHECK-LABEL: func.func @kernel_checks
-// CHECK: gpu.launch
-// CHECK: %[[OK:.*]] = arith.cmpi ult
-// CHECK: cf.assert %[[OK]], "{{.*}}'tensor.extract' dimension 0: index out of range"
-// CHECK: cf.assert
-// CHECK-NOT: soac_report_error
-func.func @kernel_checks(%a: index, %b: index) {
-  %c1 = arith.constant 1 : index
-  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
-             threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
-    %i = soac.check_index %a below %b, "'tensor.extract' dimension 0"
-    %same = arith.cmpi eq, %i, %b : index
-    cf.assert %same, "in a kernel"
-    gpu.terminator
-  }
-  return
-}
-
-// -----
-
 // A condition asserted again where an earlier assert of it dominates cannot
 // fail there: only the first one is checked. An assert of it in a branch
 // the first does not dominate stays.
@@ -189,3 +168,25 @@ func.func @repeated_asserts(%a: index, %b: index, %c: i1) {
   }
   return
 }
+
+// -----
+
+// Checks inside a GPU kernel trap it (cf.assert).
+// CHECK-LABEL: func.func @kernel_checks
+// CHECK: gpu.launch
+// CHECK: %[[OK:.*]] = arith.cmpi ult
+// CHECK: cf.assert %[[OK]], "{{.*}}'tensor.extract' dimension 0: index out of range"
+// CHECK: cf.assert
+// CHECK-NOT: soac_report_error
+func.func @kernel_checks(%a: index, %b: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %i = soac.check_index %a below %b, "'tensor.extract' dimension 0"
+    %same = arith.cmpi eq, %i, %b : index
+    cf.assert %same, "in a kernel"
+    gpu.terminator
+  }
+  return
+}
+
