@@ -35,13 +35,12 @@ import numpy as np
 from common import ROOT, write_section
 
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
-os.environ["SOAC_CACHE"] = "off"  # every compilation below is timed from scratch
 
 import soac  # noqa: E402
 
 ADBENCH = ("gmm", "lstm", "ba", "hand", "kmeans")
 DEPTHS = range(1, 9)
-WIDTHS = (1, 10, 25, 50)
+WIDTHS = (1, 10, 25, 50, 100)
 
 
 def nested_maps(depth: int) -> str:
@@ -234,7 +233,7 @@ def pass_timing(name: str, top: int = 4) -> tuple[float, list[tuple[str, float]]
     """The pipeline's wall time and its `top` passes (summed over their
     runs), from MLIR's timing report of a fresh process."""
     script = TIMED.format(bench=str(ROOT / "bench"), adbench=str(ROOT / "bench" / "adbench"), name=name)
-    env = {**os.environ, "SOAC_TIMING": "1"}
+    env = {**os.environ, "SOAC_TIMING": "1", "SOAC_CACHE": "off"}
     report = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True).stderr
     passes: dict[str, float] = collections.defaultdict(float)
     total = 0.0
@@ -277,6 +276,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-jax", action="store_true")
     options = parser.parse_args()
+    os.environ["SOAC_CACHE"] = "off"  # every compilation of this process is timed from scratch
     with_jax = not options.no_jax and jax_available()
     rows = nesting_rows(with_jax) + adbench_rows(with_jax) + vector_mode_rows()
     cached = cache_rows()
