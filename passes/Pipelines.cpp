@@ -79,6 +79,11 @@ void addIndexChecks(OpPassManager &pm, bool enabled) {
 /// results become buffers the caller owns (see addDeallocation for the
 /// others).
 void addBufferization(OpPassManager &pm) {
+  // Sizes read from where they are set, not through the loops and branches
+  // the SOACs became: the value-bounds queries of the in-place analysis
+  // below otherwise go back through all of them, in each query.
+  pm.addPass(soac::createSoacResolveDims());
+  pm.addPass(createCanonicalizerPass());
   // A row computed into a new tensor and then inserted into its result is
   // computed in the result's slice instead (no allocation, no copy per row).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

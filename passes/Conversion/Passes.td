@@ -176,6 +176,37 @@ def SoacContractionsToCalls
   ];
 }
 
+def SoacResolveDims : Pass<"soac-resolve-dims"> {
+  let summary = "Read tensor sizes from where they are set, not through loops and branches";
+  let description = [{
+    The lowered SOACs read the sizes of tensors that loops, parallel loops
+    and the `scf.if` choosing between them produce. One-Shot Bufferize's
+    in-place analysis proves that a row read and the row written back are
+    the same slice with the value-bounds analysis, which goes back through
+    every such loop and branch (a comparison of both branches, of each
+    loop's yielded size with its carried one) in every query: the
+    bufferization of HAND's gradient took most of its compile time there.
+    This pass replaces each `tensor.dim` whose tensor comes out of
+    `scf.for`, `scf.forall` or `scf.if` (or from ops that keep their
+    destination's size: insert_slice, insert, destination-style ops) by the
+    size it is set from: a `tensor.empty` size, or the size of the tensor
+    the loop started from, when every path keeps it (a loop whose size
+    changes, or branches that yield different sizes, are left alone).
+
+    ```mlir
+    // before
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%t = %init) -> (tensor<?xf64>) {
+      %u = tensor.insert %v into %t[%i] : tensor<?xf64>
+      scf.yield %u : tensor<?xf64>
+    }
+    %d = tensor.dim %r, %c0 : tensor<?xf64>
+    // after
+    %d = tensor.dim %init, %c0 : tensor<?xf64>
+    ```
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   let summary = "Turn copies between 1-D buffers into loops";
   let description = [{

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pathlib
 import tempfile
 import threading
 import time
@@ -36,7 +37,7 @@ from mlir import ir, passmanager
 
 from .diagnostics import diagnostic_lines, parse
 from .errors import Error, LoweringError
-from .runtime import aot, jit
+from .runtime import abi, aot, disk_cache, jit
 from .runtime.abi import CompiledFunction, Signature, ValueSpec
 from .types import numpy_dtype
 
@@ -179,8 +180,22 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
+def timing_from_environment() -> bool:
+    """Whether ``SOAC_TIMING`` asks for MLIR's pass timing of every compilation
+    (set to anything but empty, ``0``, ``off``, ``false`` or ``no``)."""
+    return _flag_from_environment("SOAC_TIMING")
+
+
+def _flag_from_environment(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "off", "false", "no")
+
+
 def lower(
-    module: ir.Module | str, *, options: CpuOptions | GpuOptions = CpuOptions(), only: str | None = None
+    module: ir.Module | str,
+    *,
+    options: CpuOptions | GpuOptions = CpuOptions(),
+    only: str | None = None,
+    timing: bool = False,
 ) -> ir.Module:
     """A copy of ``module`` lowered to the LLVM dialect by ``soac-lower-to-cpu``
     (``CpuOptions``) or ``soac-lower-to-nvvm`` (``GpuOptions``: host code with
@@ -188,6 +203,9 @@ def lower(
 
     With ``only``, the copy keeps just that function and the functions it
     calls (the others become private and ``symbol-dce`` drops them).
+    With ``timing`` (or ``SOAC_TIMING=1``), MLIR's pass timing report (the
+    time of every pass, as ``soac-opt -mlir-timing`` prints it) goes to
+    standard error when the pipeline is done.
     Raises :class:`soac.LoweringError` naming the op that could not be lowered.
     """
     module = as_module(module)
@@ -201,7 +219,17 @@ def lower(
                     op.attributes["sym_visibility"] = ir.StringAttr.get("private")
             pipeline = pipeline.replace("builtin.module(", "builtin.module(symbol-dce,", 1)
         try:
-            passmanager.PassManager.parse(pipeline).run(lowered.operation)
+            manager = passmanager.PassManager.parse(pipeline)
+            # Verifying the IR after each of the pipeline's ~60 passes took
+            # most of the compile time of deeply nested code (vector mode:
+            # its dominance checks walk up every region of every use); the
+            # result is verified once below. SOAC_VERIFY_EACH_PASS=1 (or
+            # soac-opt) names the pass that broke it.
+            manager.enable_verifier(_flag_from_environment("SOAC_VERIFY_EACH_PASS"))
+            if timing or timing_from_environment():
+                manager.enable_timing()
+            manager.run(lowered.operation)
+            lowered.operation.verify()
         except ir.MLIRError as error:
             name = "soac-lower-to-nvvm" if options.TARGET == "gpu" else "soac-lower-to-cpu"
             raise LoweringError(f"{name} failed", diagnostic_lines(error)) from None
@@ -236,6 +264,7 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
     emit: str = "jit",
     output: str | os.PathLike | None = None,
     options: CpuOptions | GpuOptions | None = None,
+    timing: bool = False,
 ) -> CompiledFunction | aot.SharedLibrary:
     """Compiles ``@function`` of ``module`` (an ``ir.Module`` or MLIR text).
 
@@ -259,6 +288,16 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
     usable, and its code is released once it is no longer referenced.
     :func:`soac.clear_caches` empties it.
 
+    Compiled code is also kept on disk, where later processes load it
+    instead of compiling again (``~/.cache/soac`` by default; ``SOAC_CACHE_DIR``
+    moves it, ``SOAC_CACHE=off`` turns it off, ``SOAC_CACHE_MAX_SIZE`` bounds
+    it: see :mod:`soac.runtime.disk_cache`).
+
+    ``timing=True`` (or ``SOAC_TIMING=1``) compiles even when the code is
+    cached and prints MLIR's time of every pass of the pipeline to standard
+    error. Compilations report their stages and times to the ``soac``
+    logger, at INFO when they take over a second.
+
     ``emit="shared-lib"`` writes ``lib<function>.so``, a C header, the
     signatures and a standalone ctypes loader into the directory ``output``
     and returns their paths (see :mod:`soac.runtime.aot`).
@@ -281,31 +320,92 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
             if output is None:
                 raise Error('emit="shared-lib" needs an output directory')
             return aot.write_shared_library(lower(module, options=options, only=function), [entry], output, options)
+        timing = timing or timing_from_environment()
         key = (str(module), function, options)
-        compiled = _jit_cache.get(key)
+        compiled = None if timing else _jit_cache.get(key)
         if compiled is None:
-            compiled = _jit(module, function, entry, options)
+            compiled = _compile_or_load(module, function, entry, options, timing)
             _jit_cache.put(key, compiled)
         return compiled
 
 
-def _jit(module: ir.Module, function: str, entry: Signature, options: CpuOptions | GpuOptions) -> CompiledFunction:
-    """``@function`` of ``module`` compiled into this process; the stages'
-    times go to the ``soac`` logger (INFO when the whole takes over a second)."""
+def clear_disk_cache() -> None:
+    """Removes every entry of the disk cache (where ``SOAC_CACHE_DIR`` or the
+    default says it is; nothing when ``SOAC_CACHE=off``)."""
+    cache = disk_cache.open_from_environment()
+    if cache is not None:
+        cache.clear()
+
+
+def _compile_or_load(
+    module: ir.Module, function: str, entry: Signature, options: CpuOptions | GpuOptions, timing: bool
+) -> CompiledFunction:
+    """``@function`` of ``module`` loaded from the disk cache, or compiled
+    (and stored there)."""
+    cache = disk_cache.open_from_environment()
+    if cache is None:
+        return _compile(module, function, entry, options, timing, None, "")
     start = time.perf_counter()
-    lowered = lower(module, options=options, only=function)
+    # The locations are part of the key: run-time errors name them.
+    key = disk_cache.key([module.operation.get_asm(enable_debug_info=True), function, repr(options)])
+    if not timing:
+        directory = cache.lookup(key)
+        if directory is not None:
+            try:
+                compiled = abi.load_library(str(directory / f"lib{function}.so")).functions[function]
+            except (OSError, KeyError, ValueError) as error:
+                _log.warning("soac: could not load @%s from the disk cache entry %s (%s); compiling again",
+                             function, directory, error)
+            else:
+                _log.debug("loaded @%s from the disk cache in %.3f s (%s)", function, time.perf_counter() - start, directory)
+                return compiled
+    return _compile(module, function, entry, options, timing, cache, key)
+
+
+def _compile(
+    module: ir.Module,
+    function: str,
+    entry: Signature,
+    options: CpuOptions | GpuOptions,
+    timing: bool,
+    cache: disk_cache.DiskCache | None,
+    key: str,
+) -> CompiledFunction:
+    """``@function`` of ``module`` compiled into this process, and stored in
+    ``cache`` unless it is None; the stages' times go to the ``soac`` logger
+    (INFO when the whole takes over a second)."""
+    start = time.perf_counter()
+    lowered = lower(module, options=options, only=function, timing=timing)
     lowering = time.perf_counter() - start
     if options.TARGET == "gpu":
         # GPU code runs from a shared library, the way it runs where MLIR is
-        # not installed.
-        library = aot.write_shared_library(lowered, [entry], tempfile.mkdtemp(prefix="soac-gpu-"), options)
-        compiled = library.load().functions[function]
-    else:
+        # not installed; it is written into the cache's entry directly.
+        def write(directory: pathlib.Path) -> None:
+            aot.write_shared_library(lowered, [entry], directory, options)
+
+        directory = cache.store(key, write) if cache is not None else None
+        if directory is None:
+            directory = pathlib.Path(tempfile.mkdtemp(prefix="soac-gpu-"))
+            write(directory)
+        compiled = abi.load_library(str(directory / f"lib{function}.so")).functions[function]
+        llvm = time.perf_counter() - start - lowering
+        storing = 0.0
+    elif cache is None:
         compiled = jit.jit(lowered, [entry], openmp=options.openmp)[function]
+        llvm = time.perf_counter() - start - lowering
+        storing = 0.0
+    else:
+        with tempfile.TemporaryDirectory(prefix="soac-object-") as scratch:
+            object_file = os.path.join(scratch, f"{function}.o")
+            compiled = jit.jit(lowered, [entry], openmp=options.openmp, object_file=object_file)[function]
+            llvm = time.perf_counter() - start - lowering
+            cache.store(key, lambda directory: aot.link_jit_object(object_file, [entry], directory, options))
+        storing = time.perf_counter() - start - lowering - llvm
     total = time.perf_counter() - start
     pipeline = "soac-lower-to-nvvm" if options.TARGET == "gpu" else "soac-lower-to-cpu"
-    _log.log(logging.INFO if total > 1.0 else logging.DEBUG, "compiled @%s for the %s in %.2f s (%s %.2f s, LLVM %.2f s)",
-             function, options.TARGET.upper(), total, pipeline, lowering, total - lowering)
+    _log.log(logging.INFO if total > 1.0 else logging.DEBUG,
+             "compiled @%s for the %s in %.2f s (%s %.2f s, LLVM %.2f s, storing in the disk cache %.2f s)",
+             function, options.TARGET.upper(), total, pipeline, lowering, llvm, storing)
     return compiled
 
 

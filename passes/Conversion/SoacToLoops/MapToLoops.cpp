@@ -2,9 +2,10 @@
 //
 // A map with scalar rows is a linalg.generic with outputs only (parallel) or
 // an scf.for; a map with tensor rows an scf.forall or an scf.for inserting
-// rows, their dynamic sizes from the body run on row 0. Results may be
-// computed in the tensors of inputs (InPlace.h), and a reduce of some
-// results folded in the map's sequential loop (Redomap.h).
+// rows, their dynamic sizes known before the map (RowSizes.h) or from the
+// body run on row 0. Results may be computed in the tensors of inputs
+// (InPlace.h), and a reduce of some results folded in the map's sequential
+// loop (Redomap.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "passes/Conversion/SoacToLoops/RowReader.h"
 #include "passes/Conversion/SoacToLoops/InPlace.h"
 #include "passes/Conversion/SoacToLoops/Redomap.h"
+#include "passes/Conversion/SoacToLoops/RowSizes.h"
 #include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -208,37 +210,53 @@ private:
     return chooseByWork(b, options, work, map.getResultTypes(), build);
   }
 
-  /// The dynamic inner sizes of the results that are not `unsized`, from
-  /// the rows yielded for row 0 (0 when there are no rows).
+  /// The dynamic inner sizes of the results that are not `unsized`: from
+  /// the IR's structure where they follow from sizes known before the map
+  /// (RowSizes.h), else from the rows yielded for row 0 (0 when there are
+  /// no rows).
   static SmallVector<Value> rowSizes(ImplicitLocOpBuilder &b, MapOp map,
                                      Value n, ArrayRef<bool> unsized,
                                      IndexedBody body) {
-    SmallVector<std::pair<unsigned, unsigned>> wanted; // (result, dim)
-    for (auto [r, t] : llvm::enumerate(map.getResultTypes()))
-      for (auto [d, size] :
-           llvm::enumerate(cast<RankedTensorType>(t).getShape().drop_front()))
-        if (ShapedType::isDynamic(size) && !unsized[r])
-          wanted.push_back({static_cast<unsigned>(r), static_cast<unsigned>(d)});
-    if (wanted.empty())
-      return {};
-    SmallVector<Type> indexTypes(wanted.size(), b.getIndexType());
+    Operation *yield = map.getBody().front().getTerminator();
     Value zero = indexConstant(b, 0);
     Value nonEmpty =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, zero);
+    SmallVector<Value> sizes;
+    SmallVector<std::pair<unsigned, unsigned>> probed; // (result, dim)
+    SmallVector<unsigned> probedSlots;
+    for (auto [r, t] : llvm::enumerate(map.getResultTypes()))
+      for (auto [d, size] :
+           llvm::enumerate(cast<RankedTensorType>(t).getShape().drop_front()))
+        if (ShapedType::isDynamic(size) && !unsized[r]) {
+          // Without rows there is no row to take sizes from: 0, as the
+          // reference interpreter says.
+          if (Value known = sizeBeforeBody(b, map, yield->getOperand(r), d)) {
+            sizes.push_back(arith::SelectOp::create(b, nonEmpty, known, zero));
+            continue;
+          }
+          sizes.push_back(Value());
+          probed.push_back({static_cast<unsigned>(r), static_cast<unsigned>(d)});
+          probedSlots.push_back(sizes.size() - 1);
+        }
+    if (probed.empty())
+      return sizes;
+    SmallVector<Type> indexTypes(probed.size(), b.getIndexType());
     auto probe = scf::IfOp::create(b, indexTypes, nonEmpty, true, true);
     probe->setAttr(kRowLoopAttr, b.getUnitAttr());
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(probe.thenBlock());
       SmallVector<Value> rows = body(b, zero);
-      SmallVector<Value> sizes = llvm::map_to_vector(wanted, [&](auto rd) {
+      SmallVector<Value> found = llvm::map_to_vector(probed, [&](auto rd) {
         return Value(tensor::DimOp::create(b, rows[rd.first], rd.second));
       });
-      scf::YieldOp::create(b, sizes);
+      scf::YieldOp::create(b, found);
       b.setInsertionPointToStart(probe.elseBlock());
-      scf::YieldOp::create(b, SmallVector<Value>(wanted.size(), zero));
+      scf::YieldOp::create(b, SmallVector<Value>(probed.size(), zero));
     }
-    return llvm::to_vector_of<Value>(probe.getResults());
+    for (auto [slot, result] : llvm::zip(probedSlots, probe.getResults()))
+      sizes[slot] = result;
+    return sizes;
   }
 
   ConvertSoacToLoopsOptions options;

@@ -67,12 +67,6 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
     name = signatures[0].name
     library = directory / f"lib{name}.so"
     gpu = options.TARGET == "gpu"
-    if gpu:
-        natives = [native.soac_cuda_runtime_library()]
-    else:
-        natives = [native.soac_runtime_library()]
-        if options.openmp:
-            natives.append(native.openmp_library())
     with tempfile.TemporaryDirectory() as scratch:
         llvm_ir = pathlib.Path(scratch, f"{name}.ll")
         objects = pathlib.Path(scratch, f"{name}.o")
@@ -84,20 +78,59 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
         packed = pathlib.Path(scratch, f"{name}_packed.c")
         packed.write_text(packed_interfaces(signatures, header.name))
         sources = [str(packed)]
-        for path in natives:
+        links = []
+        for path in _native_libraries(options):
             shutil.copy2(path, directory / os.path.basename(path))
-        links = [str(directory / os.path.basename(path)) for path in natives]
-        # Every symbol must come from the libraries shipped alongside: say so
-        # now, not when the library is loaded on another machine.
-        _run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", str(library), str(objects), *sources, *links, "-lm",
-              "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"])
+            links.append(str(directory / os.path.basename(path)))
+        _link(library, [str(objects), *sources], links, ["$ORIGIN"])
     header = directory / f"{name}.h"
     header.write_text(c_header(signatures, library.name, gpu))
-    metadata = directory / f"lib{name}.json"
-    metadata.write_text(json.dumps({"target": options.TARGET, "functions": [s.to_json() for s in signatures]}, indent=2) + "\n")
+    metadata = _write_metadata(directory, signatures, options)
     loader = directory / "soac_runtime.py"
     shutil.copy2(abi.__file__, loader)
     return SharedLibrary(library, header, metadata, loader)
+
+
+def link_jit_object(object_file: str | os.PathLike, signatures: list[Signature], output, options) -> pathlib.Path:
+    """``lib<name>.so`` and its signatures (``lib<name>.json``) in the
+    directory ``output``, linked from the object code of a CPU JIT compiled
+    with ``enable_pic`` (:func:`soac.runtime.jit.jit`): the same machine code
+    the JIT runs, its packed interfaces included. It links to the native
+    libraries where they are installed (absolute run paths), not to copies:
+    it is for this installation only (the disk cache), not to ship."""
+    directory = pathlib.Path(output)
+    library = directory / f"lib{signatures[0].name}.so"
+    natives = _native_libraries(options)
+    _link(library, [str(object_file)], natives, sorted({os.path.dirname(path) for path in natives}))
+    _write_metadata(directory, signatures, options)
+    return library
+
+
+def _native_libraries(options) -> list[str]:
+    """The native libraries code compiled with ``options`` calls into."""
+    if options.TARGET == "gpu":
+        return [native.soac_cuda_runtime_library()]
+    natives = [native.soac_runtime_library()]
+    if options.openmp:
+        natives.append(native.openmp_library())
+    return natives
+
+
+def _link(library: pathlib.Path, inputs: list[str], natives: list[str], run_paths: list[str]) -> None:
+    # Every symbol must come from the native libraries: say so now, not when
+    # the library is loaded (on another machine, for a shipped one). They are
+    # linked even when the code calls none of their functions: the loader
+    # calls the runtime's soac_call_checked through the library's handle.
+    _run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", str(library), *inputs,
+          "-Wl,--no-as-needed", *natives, "-Wl,--as-needed", "-lm",
+          "-Wl,--no-undefined", *(f"-Wl,-rpath,{path}" for path in run_paths)])
+
+
+def _write_metadata(directory: pathlib.Path, signatures: list[Signature], options) -> pathlib.Path:
+    """``lib<name>.json``: the target and signatures the loader reads."""
+    metadata = directory / f"lib{signatures[0].name}.json"
+    metadata.write_text(json.dumps({"target": options.TARGET, "functions": [s.to_json() for s in signatures]}, indent=2) + "\n")
+    return metadata
 
 
 def c_header(signatures: list[Signature], library: str, gpu: bool = False) -> str:

@@ -18,13 +18,20 @@ def _checked_calls() -> CheckedCalls:
     return CheckedCalls(ctypes.CDLL(native.soac_runtime_library()))
 
 
-def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
-    """Compiles a module in the LLVM dialect at -O3; returns its functions by name."""
+def jit(
+    lowered: ir.Module, signatures: list[Signature], *, openmp: bool, object_file: str | None = None
+) -> dict[str, CompiledFunction]:
+    """Compiles a module in the LLVM dialect at -O3; returns its functions by
+    name. With ``object_file``, the code is position independent and also
+    written there, as an ELF object a shared library can be linked from
+    (:func:`soac.runtime.aot.link_jit_object`)."""
     libraries = [native.soac_runtime_library()]
     if openmp:
         libraries.append(native.openmp_library())
     try:
-        engine = execution_engine.ExecutionEngine(lowered, opt_level=3, shared_libs=libraries)
+        engine = execution_engine.ExecutionEngine(
+            lowered, opt_level=3, shared_libs=libraries, enable_pic=object_file is not None
+        )
     except RuntimeError as error:
         raise Error(f"the JIT could not compile the lowered module: {error}") from None
     functions = {}
@@ -36,4 +43,6 @@ def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dic
         if not packed:
             raise Error(f"the JIT found no packed interface for @{signature.name}")
         functions[signature.name] = CompiledFunction(signature, packed, keepalive=engine, checked=_checked_calls())
+    if object_file is not None:  # the engine compiles on the first lookup
+        engine.dump_to_object_file(object_file)
     return functions

@@ -146,6 +146,31 @@ func.func @region() {
 
 // -----
 
+// A condition asserted again where an earlier assert of it dominates cannot
+// fail there: only the first one is checked. An assert of it in a branch
+// the first does not dominate stays.
+// CHECK-LABEL: func.func @repeated_asserts
+// CHECK: scf.if
+// CHECK: llvm.call @soac_report_error
+// CHECK: }
+// CHECK: llvm.call @soac_report_error
+// CHECK-NOT: llvm.call @soac_report_error
+// CHECK: return
+func.func @repeated_asserts(%a: index, %b: index, %c: i1) {
+  %same = arith.cmpi eq, %a, %b : index
+  scf.if %c {
+    cf.assert %same, "sizes differ"
+  }
+  cf.assert %same, "sizes differ"
+  cf.assert %same, "sizes differ"
+  scf.for %i = %a to %b step %a {
+    cf.assert %same, "sizes differ"
+  }
+  return
+}
+
+// -----
+
 // Checks inside a GPU kernel trap it (cf.assert).
 // CHECK-LABEL: func.func @kernel_checks
 // CHECK: gpu.launch
@@ -164,3 +189,4 @@ func.func @kernel_checks(%a: index, %b: index) {
   }
   return
 }
+

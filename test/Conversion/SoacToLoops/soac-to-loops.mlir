@@ -101,12 +101,16 @@ func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
 // -----
 
 // A map yielding rows: an scf.forall writing each row; the nested map is
-// sequential (the outer one is already parallel). The dynamic row size comes
-// from running the body on row 0.
+// sequential (the outer one is already parallel). The dynamic row size is
+// known before the map: the nested map's rows are as long as %y, so no copy
+// of the body runs first (without rows, the rows' size is 0).
 // CHECK-LABEL: func.func @outer_product
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
-// CHECK: %[[PROBE:.*]] = scf.if %{{.*}} -> (index)
-// CHECK: tensor.empty(%{{.*}}, %[[PROBE]]) : tensor<?x?xf32>
+// CHECK: %[[ROWS:.*]] = arith.cmpi ugt
+// CHECK: %[[N:.*]] = tensor.dim %arg1
+// CHECK: %[[SIZE:.*]] = arith.select %[[ROWS]], %[[N]], %c0
+// CHECK-NOT: scf.if {{.*}} -> (index)
+// CHECK: tensor.empty(%{{.*}}, %[[SIZE]]) : tensor<?x?xf32>
 // CHECK: scf.forall (%[[I:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}})
 // CHECK: %[[ROW:.*]] = scf.for
 // CHECK: tensor.insert
@@ -123,6 +127,50 @@ func.func @outer_product(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?x?xf32
     soac.yield %row : tensor<?xf32>
   }
   return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// Rows whose size depends on the data: it comes from running the body on
+// row 0 (0 rows: size 0).
+// CHECK-LABEL: func.func @data_sized_rows
+// CHECK: %[[PROBE:.*]] = scf.if %{{.*}} -> (index)
+// CHECK: tensor.extract %arg0[%c0]
+// CHECK: tensor.empty(%{{.*}}, %[[PROBE]]) : tensor<?x?xf32>
+func.func @data_sized_rows(%k: tensor<?xindex>, %y: tensor<?xf32>) -> tensor<?x?xf32> {
+  %r = soac.map ins(%k : tensor<?xindex>) -> tensor<?x?xf32> {
+  ^bb0(%n: index):
+    %row = tensor.extract_slice %y[0] [%n] [1] : tensor<?xf32> to tensor<?xf32>
+    soac.yield %row : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// Maps nested three deep: every row size is a size of the input, known
+// before the outer map; no body is run first (copies of bodies nested in
+// bodies would grow exponentially with the depth).
+// CHECK-LABEL: func.func @nested_maps
+// CHECK-NOT: -> (index)
+// CHECK: tensor.dim %arg0, %c2
+// CHECK-NOT: -> (index)
+// CHECK: return
+func.func @nested_maps(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %r = soac.map ins(%x : tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %s = soac.map ins(%m : tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb0(%v: tensor<?xf32>):
+      %t = soac.map ins(%v : tensor<?xf32>) -> tensor<?xf32> {
+      ^bb0(%a: f32):
+        %e = math.exp %a : f32
+        soac.yield %e : f32
+      }
+      soac.yield %t : tensor<?xf32>
+    }
+    soac.yield %s : tensor<?x?xf32>
+  }
+  return %r : tensor<?x?x?xf32>
 }
 
 // -----
