@@ -173,7 +173,7 @@ def vector_mode_rows() -> list[tuple]:
     rows = []
     for width in WIDTHS:
         soac.clear_caches()
-        ours = first_call(lambda: soac.jacfwd(vector_mode.PROGRAM, "f", wrt=1, width=width), (A, x))
+        ours = first_call(lambda: soac.mlir.jacfwd(vector_mode.PROGRAM, "f", wrt=1, width=width), (A, x))
         rows.append((f"vector mode, jvp of width {width}", ours, *STAGES.take(), None))
         print(rows[-1], flush=True)
     return rows

@@ -114,6 +114,6 @@ def check_dot_product(source: str, function: str, args, wrt=None, rtol=1e-6, ato
     ]
     forward = finite_difference_jvp(primal, args, wrt, directions)
     lhs = sum(np.sum(jv * u) for jv, u in zip(forward, cotangents))
-    gradients = soac.vjp(source, function, wrt=wrt)(*args, *cotangents)[len(outputs):]
+    gradients = soac.mlir.vjp(source, function, wrt=wrt)(*args, *cotangents)[len(outputs):]
     rhs = sum(np.sum(np.asarray(v) * np.asarray(g)) for v, g in zip(directions, gradients))
     np.testing.assert_allclose(lhs, rhs, rtol=rtol, atol=atol)

@@ -96,7 +96,7 @@ def test_elementwise_extremum_of_rows_sends_ties_to_the_first():
     """Per column, the adjoint goes to the first extremum (dest first in a
     bin, then the first value), as the scalar rules do."""
     source = elementwise_program("reduce_by_index", "maximumf", (2,), NEUTRAL["maximumf"])
-    derivative = soac.vjp(source, "f", wrt=[0, 2])
+    derivative = soac.mlir.vjp(source, "f", wrt=[0, 2])
     dest = np.array([[1.0, 0.0]])
     x = np.array([[1.0, 3.0], [0.5, 3.0]])
     _, d_dest, d_x = derivative(dest, np.array([0, 0]), x, np.ones((1, 2)))
@@ -104,7 +104,7 @@ def test_elementwise_extremum_of_rows_sends_ties_to_the_first():
     np.testing.assert_array_equal(d_x, [[0.0, 1.0], [0.0, 0.0]])
     source = elementwise_program("reduce", "minimumf", (2, 2), NEUTRAL["minimumf"])
     x = np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 0.0], [3.0, 5.0]]])
-    _, d_x = soac.vjp(source, "f")(x, np.ones((2, 2)))
+    _, d_x = soac.mlir.vjp(source, "f")(x, np.ones((2, 2)))
     np.testing.assert_array_equal(d_x, [[[1.0, 0.0], [1.0, 1.0]], [[0.0, 1.0], [0.0, 0.0]]])
 
 
@@ -241,7 +241,7 @@ def test_argmax_histogram_sends_the_adjoint_to_the_winner():
     idx = np.array([0, 1, 1, 2, 0, 1])
     v = np.array([0.7, 3.0, 3.0, 1.0, 0.2, -2.0])  # bin 1: a tie, the lower index wins
     i = np.arange(6, dtype=np.int64)
-    derivative = soac.vjp(GENERAL_HISTOGRAMS, "argmax", wrt=[0, 3])
+    derivative = soac.mlir.vjp(GENERAL_HISTOGRAMS, "argmax", wrt=[0, 3])
     h, winner, d_dest, d_v = derivative(dest, at, idx, v, i, np.array([1.0, 2.0, 3.0]), np.zeros(3, dtype=np.int64))
     np.testing.assert_array_equal(h, [0.7, 3.0, 2.0])
     np.testing.assert_array_equal(winner, [0, 1, 102])
@@ -269,11 +269,11 @@ def test_scatter_with_duplicates_gives_the_adjoint_to_the_surviving_writer_only(
     dest = rng.standard_normal(5)
     check_vjp(SCATTER, "scatter", [dest, idx, v], wrt=[0, 2])
     check_dot_product(SCATTER, "scatter", [dest, idx, v], wrt=[0, 2])
-    _, d_dest, d_v = soac.vjp(SCATTER, "scatter", wrt=[0, 2])(dest, idx, v, np.ones(5))
+    _, d_dest, d_v = soac.mlir.vjp(SCATTER, "scatter", wrt=[0, 2])(dest, idx, v, np.ones(5))
     np.testing.assert_array_equal(d_v, [0, 0, 0, 1, 0, 0, 1])  # the last writers of 1 and 3
     np.testing.assert_array_equal(d_dest, [1, 0, 1, 0, 1])
     # equal values: still one writer gets the adjoint
-    _, _, d_v = soac.vjp(SCATTER, "scatter", wrt=[0, 2])(dest, np.array([2, 2]), np.array([4.0, 4.0]), np.ones(5))
+    _, _, d_v = soac.mlir.vjp(SCATTER, "scatter", wrt=[0, 2])(dest, np.array([2, 2]), np.array([4.0, 4.0]), np.ones(5))
     np.testing.assert_array_equal(d_v, [0.0, 1.0])
     rows = rng.standard_normal((6, 2))
     check_vjp(SCATTER, "scatter_rows", [rng.standard_normal((4, 2)), np.array([0, 2, 0, 3, 2, 9], dtype=np.int32), rows], wrt=[0, 2])
@@ -305,14 +305,14 @@ def test_pow_at_zero_has_finite_partials_where_the_derivative_is_finite():
     0 < p < 1 (one-sided); ∂/∂p x^p is 0 for p > 0. Both modes agree."""
     x = np.zeros(5)
     p = np.array([0.0, 1.0, 2.0, 3.5, 0.5])
-    _, d_x, d_p = soac.vjp(POWERS, "power")(x, p, np.ones(5))
+    _, d_x, d_p = soac.mlir.vjp(POWERS, "power")(x, p, np.ones(5))
     np.testing.assert_array_equal(d_x, [0.0, 1.0, 0.0, 0.0, np.inf])
     np.testing.assert_array_equal(d_p[1:], [0.0, 0.0, 0.0, 0.0])
-    _, t_x = soac.jvp(POWERS, "power", wrt=[0])(x, p, np.ones(5))
+    _, t_x = soac.mlir.jvp(POWERS, "power", wrt=[0])(x, p, np.ones(5))
     np.testing.assert_array_equal(t_x, d_x)
-    _, t_p = soac.jvp(POWERS, "power", wrt=[1])(x, p, np.ones(5))
+    _, t_p = soac.mlir.jvp(POWERS, "power", wrt=[1])(x, p, np.ones(5))
     np.testing.assert_array_equal(t_p[1:], d_p[1:])
-    _, d_x = soac.vjp(POWERS, "power_int", wrt=[0])(x, np.array([0, 1, 2, 3, 4], dtype=np.int32), np.ones(5))
+    _, d_x = soac.mlir.vjp(POWERS, "power_int", wrt=[0])(x, np.array([0, 1, 2, 3, 4], dtype=np.int32), np.ones(5))
     np.testing.assert_array_equal(d_x, [0.0, 1.0, 0.0, 0.0, 0.0])
     # away from zero the partials are the usual ones
     x = rng.uniform(0.5, 2.0, 4)
@@ -329,7 +329,7 @@ def test_the_new_adjoints_lower_for_the_gpu(source, function):
 
     from soac.compiler import GpuOptions, lower
 
-    derivative = soac.vjp(source, function, wrt=[0, 2])
+    derivative = soac.mlir.vjp(source, function, wrt=[0, 2])
     with ir.Context():
         lower(soac.parse(str(derivative.module)), options=GpuOptions(), only=derivative.function)
 
