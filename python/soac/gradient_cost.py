@@ -241,7 +241,20 @@ class _Function:
             return result
         if name == "func.call":
             return self.analysis.call_result_size(self, op, number, dim)
+        if name == "soac.matmul":
+            rows, columns, _ = self._product_sizes(op)
+            return (rows, columns)[dim]
         return self._unknown(op, dim)
+
+    def _product_sizes(self, op) -> tuple[Polynomial, Polynomial, Polynomial]:
+        """The rows, columns and inner size of a soac.matmul (whose operands
+        are read transposed under its flags), the inner sizes recorded equal."""
+        lhs, rhs = list(op.operands)[:2]
+        lhs_dims = (1, 0) if "transpose_lhs" in op.attributes else (0, 1)
+        rhs_dims = (1, 0) if "transpose_rhs" in op.attributes else (0, 1)
+        inner = self.size(lhs, lhs_dims[1])
+        self.analysis.equal(inner, self.size(rhs, rhs_dims[0]))
+        return self.size(lhs, lhs_dims[0]), self.size(rhs, rhs_dims[1]), inner
 
     def _argument_size(self, argument: ir.BlockArgument, dim: int) -> Polynomial:
         owner = argument.owner.owner
@@ -348,7 +361,10 @@ class _Function:
             self.contributions.append((work, _where(op)))
             return work
         units = ONE
-        if name in _CREATING or (name not in _IN_PLACE and any(isinstance(r.type, ir.RankedTensorType) for r in op.results)):
+        if name == "soac.matmul":  # a multiply-add per row, column and inner position
+            rows, columns, inner = self._product_sizes(op)
+            units = units + rows * columns * inner
+        elif name in _CREATING or (name not in _IN_PLACE and any(isinstance(r.type, ir.RankedTensorType) for r in op.results)):
             for result in op.results:
                 units = units + self.elements(result)
         if name == "tensor.insert_slice":

@@ -70,3 +70,13 @@ def test_the_command_line_reports_every_vjp_and_fails_on_a_flag():
     assert out.returncode == 1, out.stdout + out.stderr
     assert "@stacked -> @stacked__vjp_wrt_0" in out.stdout and "@read_back -> @read_back__vjp_wrt_0" in out.stdout
     assert out.stdout.count("ASYMPTOTICALLY WORSE") == 1  # read_back's work
+
+
+def test_a_products_adjoint_is_two_products_of_its_cost():
+    def loss(x, w1, w2):
+        return jnp.sum(jnp.tanh(x @ w1) @ w2)
+
+    (cost,) = soac.grad(loss, argnums=(1, 2)).gradient_cost(np.ones((8, 4)), np.ones((4, 6)), np.ones(6))
+    assert cost.flags == [], cost
+    assert "x0·x0_1·x1_1" in str(cost.primal_work)  # x @ w1: rows × columns × inner size
+    assert 2.0 <= cost.work_ratio() <= 4.0, cost
