@@ -133,8 +133,8 @@ def test_rows_combined_elementwise_get_the_scalar_rule_per_column_at_ties_and_ze
     x = columns.T.copy()  # rows of 3
     bar_shape = {"reduce": (3,), "scan": (5, 3), "reduce_by_index": (2, 3)}[kind]
     bar = np.arange(1.0, 1.0 + np.prod(bar_shape)).reshape(bar_shape)
-    rows = soac.vjp(elementwise_program(kind, op, (3,), NEUTRAL[op]), "f", wrt=[0, 2] if kind == "reduce_by_index" else [0])
-    scalars = soac.vjp(scalar_program(kind, op, NEUTRAL[op]), "f", wrt=[0, 2] if kind == "reduce_by_index" else [0])
+    rows = soac.mlir.vjp(elementwise_program(kind, op, (3,), NEUTRAL[op]), "f", wrt=[0, 2] if kind == "reduce_by_index" else [0])
+    scalars = soac.mlir.vjp(scalar_program(kind, op, NEUTRAL[op]), "f", wrt=[0, 2] if kind == "reduce_by_index" else [0])
     if kind == "reduce_by_index":
         idx = np.array([0, 1, 0, 0, 1])
         dest = np.array([[2.0, 3.0, 1.0], [0.0, 3.0, 1.0]])
