@@ -165,7 +165,6 @@ _CREATING = {"tensor.empty", "tensor.splat", "tensor.generate", "tensor.from_ele
 _IN_PLACE = {"tensor.extract_slice", "tensor.collapse_shape", "tensor.expand_shape", "tensor.cast", "tensor.insert",
              "tensor.insert_slice", "soac.scatter", "soac.reduce_by_index", "scf.for", "scf.while", "scf.if",
              "func.call", "tensor.reshape"}
-_SOACS = {"soac.map", "soac.reduce", "soac.scan", "soac.scatter", "soac.reduce_by_index"}
 
 
 class _Function:
@@ -178,7 +177,8 @@ class _Function:
         self.names = names
         # (argument position, dimension) -> size, for arguments sized by others (a vjp's cotangents).
         self.argument_sizes = argument_sizes
-        self._sizes: dict[tuple[int, int], Polynomial] = {}
+        self._sizes: dict[tuple[ir.Value, int], Polynomial] = {}
+        self._work: Polynomial | None = None
         # (cost, where) of each op, for the flags.
         self.contributions: list[tuple[Polynomial, str]] = []
         self.memory_contributions: list[tuple[Polynomial, str]] = []
@@ -190,7 +190,7 @@ class _Function:
         shape = ir.RankedTensorType(value.type).shape if isinstance(value.type, ir.RankedTensorType) else []
         if dim < len(shape) and not ir.ShapedType.is_dynamic_size(shape[dim]):
             return Polynomial.constant(shape[dim])
-        key = (hash(value), dim)
+        key = (value, dim)
         if key not in self._sizes:
             self._sizes[key] = self._dynamic_size(value, dim)
         return self._sizes[key]
@@ -329,7 +329,10 @@ class _Function:
     # -- work and memory ---------------------------------------------------------------------------
 
     def work(self) -> Polynomial:
-        return self._block_work(self.function.regions[0].blocks[0], ONE)
+        """The function's work, computed once (a callee's serves all its calls)."""
+        if self._work is None:
+            self._work = self._block_work(self.function.regions[0].blocks[0], ONE)
+        return self._work
 
     def _block_work(self, block, extent: Polynomial) -> Polynomial:
         total = ZERO

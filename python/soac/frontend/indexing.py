@@ -210,13 +210,18 @@ def _extract_slice(array: Array, positions: list[Index], slices: list[Slice | No
     dynamic = ir.ShapedType.get_dynamic_size()
     shape = [size if isinstance(size, int) else dynamic for size, s in zip(sizes, slices) if s is not None]
     result = ir.RankedTensorType.get(shape, ir.RankedTensorType(array.value.type).element_type)
-    op = tensor.ExtractSliceOp(
-        result, array.value,
-        [o for o in offsets if not isinstance(o, int)], [s for s in sizes if not isinstance(s, int)], [],
-        [o if isinstance(o, int) else dynamic for o in offsets], [s if isinstance(s, int) else dynamic for s in sizes],
-        strides,
-    )
+    op = tensor.ExtractSliceOp(result, array.value, *_slice_operands(offsets, sizes), strides)
     return Array(op.result)
+
+
+def _slice_operands(offsets: list[Index], sizes: list[Index]) -> tuple[list, list, list, list, list]:
+    """The operands and static attributes of a slice op (extract_slice,
+    insert_slice) with unit or static strides: dynamic offsets, dynamic
+    sizes, no dynamic strides, then the static offsets and sizes (the
+    dynamic marker where a value stands)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return ([o for o in offsets if not isinstance(o, int)], [s for s in sizes if not isinstance(s, int)], [],
+            [o if isinstance(o, int) else dynamic for o in offsets], [s if isinstance(s, int) else dynamic for s in sizes])
 
 
 def set_row(array: Array, position: Index, row: Array) -> Array:
@@ -234,12 +239,7 @@ def set_row(array: Array, position: Index, row: Array) -> Array:
     slice_type = ir.RankedTensorType.get([s if isinstance(s, int) else dynamic for s in sizes[1:]], element)
     source = row.value if row.value.type == slice_type else tensor.cast(slice_type, row.value)
     offsets = [position, *([0] * (array.ndim - 1))]
-    op = tensor.InsertSliceOp(
-        source, array.value,
-        [o for o in offsets if not isinstance(o, int)], [s for s in sizes if not isinstance(s, int)], [],
-        [o if isinstance(o, int) else dynamic for o in offsets], [s if isinstance(s, int) else dynamic for s in sizes],
-        [1] * array.ndim,
-    )
+    op = tensor.InsertSliceOp(source, array.value, *_slice_operands(offsets, sizes), [1] * array.ndim)
     return Array(op.result)
 
 

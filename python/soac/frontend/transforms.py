@@ -220,18 +220,17 @@ def _jacobian(fun: Callable[..., Any], argnums: Argnums, has_aux: bool, options:
         out, aux = (value[0], value[1]) if has_aux else (value, None)
         out_leaves, out_tree = tree_flatten(out)
 
-        def block(o: int, position: int, leaves: list[Any], i: int) -> Array:
-            """d out_leaves[o] / d leaves[i], leaves those of argument ``position``."""
+        def block(o: int, position: int, leaves: list[Any], structure: PyTreeDef, i: int) -> Array:
+            """d out_leaves[o] / d leaves[i], ``leaves`` (in ``structure``) those of argument ``position``."""
             x = lift(leaves[i])
             if x.dtype.kind != "f":
                 raise TraceError(f"the Jacobian needs float arguments; argument {position} holds {x!r}")
             y = lift(out_leaves[o])
 
             def output(v: Array) -> Array:
-                tree = tree_unflatten(tree_structure, [v if j == i else leaf for j, leaf in enumerate(leaves)])
+                tree = tree_unflatten(structure, [v if j == i else leaf for j, leaf in enumerate(leaves)])
                 return lift(tree_flatten(_first(fun(*_replace(args, position, tree)), has_aux))[0][o])
 
-            tree_structure = tree_flatten(args[position])[1]
             if reverse:
                 def row(k: Array) -> Array:
                     seed = reshape((combinators.iota(y.size) == k).astype(y.dtype), y.shape)
@@ -251,7 +250,7 @@ def _jacobian(fun: Callable[..., Any], argnums: Argnums, has_aux: bool, options:
             per_argument = []
             for position in _as_tuple(argnums):
                 leaves, tree = tree_flatten(args[position])
-                per_argument.append(tree_unflatten(tree, [block(o, position, leaves, i) for i in range(len(leaves))]))
+                per_argument.append(tree_unflatten(tree, [block(o, position, leaves, tree, i) for i in range(len(leaves))]))
             return per_argument[0] if isinstance(argnums, int) else tuple(per_argument)
 
         result = tree_unflatten(out_tree, [for_output(o) for o in range(len(out_leaves))])
