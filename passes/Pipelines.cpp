@@ -135,6 +135,8 @@ void addDeallocation(OpPassManager &pm) {
 /// functions. `finalConversion` converts what is left (convert-to-llvm on
 /// the CPU, gpu-to-llvm with kernel launches).
 void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
+  // Before anything calls the C library by name (math, allocations).
+  pm.addPass(soac::createSoacRenameReservedSymbols());
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -152,6 +154,7 @@ void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(std::move(finalConversion));
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(soac::createSoacRestoreInterfaceNames());
 }
 
 void buildLowerToCpuPipeline(OpPassManager &pm,

@@ -317,6 +317,38 @@ def SoacExpandShapeToReinterpretCast
   ];
 }
 
+def SoacRenameReservedSymbols : Pass<"soac-rename-reserved-symbols", "mlir::ModuleOp"> {
+  let summary = "Move functions named like a C library function out of the C namespace";
+  let description = [{
+    Compiled code calls the C library by name: `math.powf` on `f64` becomes
+    a call of `pow` (through `math-to-libm`, or LLVM's libcall for
+    `llvm.pow`), allocations call `malloc`, and the runtimes' functions are
+    `soac_*`, `_mlir_*`, `mgpu*`. A function of the program with one of these
+    names would take those calls: a user's `@pow` that calls `math.powf`
+    called itself until the stack overflowed. This pass, run before the math
+    lowerings, renames every such function definition to
+    `soac.reserved.<name>` (a name no C symbol can have) and its uses with
+    it; `soac-restore-interface-names` gives its C interface
+    (`_mlir_ciface_<name>`) back its original name after `func` is lowered,
+    so callers see no difference.
+
+    ```mlir
+    func.func @pow(%x: f64, %y: f64) -> f64 attributes {llvm.emit_c_interface}
+    // becomes
+    func.func @soac.reserved.pow(%x: f64, %y: f64) -> f64 attributes {llvm.emit_c_interface}
+    ```
+  }];
+}
+
+def SoacRestoreInterfaceNames : Pass<"soac-restore-interface-names", "mlir::ModuleOp"> {
+  let summary = "Give the C interfaces of renamed functions their original names";
+  let description = [{
+    The second half of `soac-rename-reserved-symbols`: after `func` is
+    lowered to `llvm`, the wrapper `_mlir_ciface_soac.reserved.<name>`
+    becomes `_mlir_ciface_<name>` again, the symbol the runtimes look up.
+  }];
+}
+
 def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
   let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
   let description = [{

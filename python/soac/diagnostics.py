@@ -33,14 +33,23 @@ def _location(location: ir.Location) -> str:
     return text[4:-1] if text.startswith("loc(") else text
 
 
+def _context_or_current(context: ir.Context | None) -> ir.Context:
+    """``context``, else the current one, else a new one (the module keeps it
+    alive), so that parsing needs no ``with ir.Context()``."""
+    if context is not None:
+        return context
+    return ir.Context.current or ir.Context()
+
+
 def parse(text: str, *, context: ir.Context | None = None) -> ir.Module:
-    """Parses and verifies MLIR text into a module of ``context`` (default: the current one).
+    """Parses and verifies MLIR text into a module of ``context`` (default: the
+    current one, or a new one outside any).
 
     Raises :class:`soac.ParseError` carrying MLIR's diagnostics when the text is
     malformed or an operation fails its verifier.
     """
     try:
-        return ir.Module.parse(text, context=context)
+        return ir.Module.parse(text, context=_context_or_current(context))
     except ir.MLIRError as error:
         raise ParseError("could not parse the MLIR program", diagnostic_lines(error)) from None
 
@@ -51,7 +60,7 @@ def parse_file(path: str | os.PathLike, *, context: ir.Context | None = None) ->
     if not os.path.isfile(path):
         raise ParseError(f"no such file: {path}")
     try:
-        return ir.Module.parseFile(path, context=context)
+        return ir.Module.parseFile(path, context=_context_or_current(context))
     except ir.MLIRError as error:
         raise ParseError(f"could not parse {path}", diagnostic_lines(error)) from None
 

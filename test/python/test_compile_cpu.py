@@ -523,3 +523,41 @@ def test_one_thread_gives_the_same_results():
         soac.set_num_threads(threads)
     check(LIBRARY, "argmin", x, options=CpuOptions(openmp=False))
     check(REDUCES, "total_and_column_squares", rows, np.zeros(20), options=CpuOptions(openmp=False))
+
+
+LIBRARY_NAMES = """
+func.func @pow(%x: f64, %y: f64) -> f64 {
+  %r = math.powf %x, %y : f64
+  %s = arith.mulf %r, %y : f64
+  return %s : f64
+}
+func.func @expf(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    soac.yield %e : f32
+  }
+  return %r : tensor<?xf32>
+}
+func.func @malloc(%n: index) -> tensor<?xi64> {
+  %r = soac.iota %n : tensor<?xi64>
+  return %r : tensor<?xi64>
+}
+"""
+
+
+@pytest.mark.parametrize("emit", ["jit", "shared-lib"])
+def test_functions_named_like_the_c_library(emit, tmp_path):
+    # A program's @pow must not take the calls its own math.powf makes to
+    # libm's pow (it recursed until the stack overflowed), nor @malloc the
+    # allocations'.
+    def compiled(name):
+        if emit == "jit":
+            return soac.compile(LIBRARY_NAMES, name)
+        written = soac.compile(LIBRARY_NAMES, name, emit="shared-lib", output=tmp_path / name)
+        return getattr(written.load(), name)
+
+    assert compiled("pow")(2.0, 3.0) == 24.0
+    x = floats(100, dtype=np.float32)
+    np.testing.assert_allclose(compiled("expf")(x), np.exp(x), rtol=1e-6)
+    np.testing.assert_array_equal(compiled("malloc")(5), np.arange(5))
