@@ -91,18 +91,14 @@ def test_host_reads_of_buffers_become_copies_for_device_memory():
     assert "llvm.call @soac_gpu_copy" in str(copied)
 
 
-def test_the_runner_survives_crashing_programs(bundle, tmp_path):
+def test_the_runner_survives_crashing_programs(bundle, tmp_path, fake_cuda_driver):
     """The whole run against a stand-in driver whose kernel launches all fail
     (fake_cuda/libcuda.c): every run crashes its child, is reported failed,
     and the next run still happens, in managed and in device memory (the
     bundle's host code reads buffers by copies); the copy is timed."""
-    driver = tmp_path / "driver"
-    driver.mkdir()
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(driver / "libcuda.so.1"),
-                    str(pathlib.Path(__file__).parent / "fake_cuda" / "libcuda.c")], check=True)
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "/sum", "--elements", "1000"],
-                          capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": str(driver)})
+                          capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver)})
     assert done.returncode == 1, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["check"]["device"]["name"] == "fake CUDA driver (no GPU)"
