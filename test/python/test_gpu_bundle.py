@@ -137,6 +137,9 @@ def test_the_report_renders_every_section():
         "peers": [{"name": "adbench/GMM/gradient", "tool": "jax", "failure": None,
                    "runs": [{**run, "tool": "JAX 0.0 (gpu)", "ms": 4.0}]}],
         "peer_tools": ["jax"],
+        "array_libraries": ["cupy"],
+        "arrays": [{"run": 0, "library": "cupy", "name": "suite/sum", "label": "n1003", "passed": False,
+                    "problem": "result 0: a | b", "ms": 0.25}],
         "seconds": 1.0,
     }
     text = report.markdown(results)
@@ -145,3 +148,5 @@ def test_the_report_renders_every_section():
     assert "| sum | device | 100 | 0.500 | 800 | 0.80 | passed |" in text
     assert "| adbench/GMM/gradient | small | 2.000 | – | 4.000 | – | 0.50 | – |  |" in text
     assert "ran as: JAX 0.0 (gpu)" in text
+    assert "| cupy | suite/sum | n1003 | 0.250 | **result 0: a \\| b** |" in text
+    assert "Not run: neither CuPy nor PyTorch is installed." in report.markdown({**results, "array_libraries": []})
