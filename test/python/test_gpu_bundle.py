@@ -4,6 +4,7 @@ where a GPU is, a run of it. Without a GPU that run is a visible skip."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -111,6 +112,46 @@ def test_the_runner_survives_crashing_programs(bundle, tmp_path, fake_cuda_drive
         assert all(not r["passed"] and "cuLaunchKernel failed" in r["problem"] for r in runs)
     assert [(k["kernel"], k["mode"], k["passed"]) for k in results["bandwidth"]] == [("sum", "managed", False), ("sum", "device", False)]
     assert "## Bandwidth" in (out / "results.md").read_text()
+
+
+STAND_IN_CUPY = """
+import numpy as np
+
+class _Array:
+    def __init__(self, array):
+        self.array = np.ascontiguousarray(array)
+        self.__cuda_array_interface__ = {"shape": self.array.shape, "typestr": self.array.dtype.str,
+                                         "data": (self.array.ctypes.data, False), "version": 3, "strides": None}
+
+def asarray(value):
+    return _Array(value)
+
+class cuda:
+    class Stream:
+        def __init__(self, non_blocking=False):
+            self.ptr = 5
+"""
+
+
+def test_the_runner_passes_gpu_arrays_through_the_loader(bundle, tmp_path, fake_cuda_driver):
+    """The arrays section with a stand-in CuPy (host arrays behind
+    ``__cuda_array_interface__``) and the stand-in driver: soac's loader in
+    the bundle takes the arrays and launches, and the launch's failure is
+    one failed entry."""
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    (packages / "cupy.py").write_text(STAND_IN_CUPY)
+    out = tmp_path / "out"
+    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver), "PYTHONPATH": str(packages)}
+    done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "suite/saxpy", "--elements", "1000"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["array_libraries"] == ["cupy"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    (saxpy, *_) = results["arrays"]
+    assert (saxpy["library"], saxpy["name"], saxpy["passed"]) == ("cupy", "suite/saxpy", False)
+    assert "cuLaunchKernel failed" in saxpy["problem"]
+    assert "## GPU arrays in and out" in (out / "results.md").read_text()
 
 
 def test_the_report_renders_every_section():
