@@ -22,7 +22,7 @@ from mlir import ir as _ir  # loads the MLIR libraries the extension links again
 from mlir._mlir_libs import get_dialect_registry as _global_registry
 
 from . import _soac, builders, dialect
-from .runtime.abi import ArgumentError, ExecutionError, IndexOutOfRangeError, OutOfMemoryError, load_library
+from .runtime.abi import ArgumentError, DeviceArray, ExecutionError, IndexOutOfRangeError, OutOfMemoryError, load_library
 from .runtime.native import get_num_threads, set_num_threads
 from .diagnostics import parse, parse_file, verify
 from .autodiff import Derivative
@@ -47,6 +47,7 @@ __all__ = [
     "BuildError",
     "CustomDerivatives",
     "Derivative",
+    "DeviceArray",
     "Error",
     "ExecutionError",
     "IndexOutOfRangeError",

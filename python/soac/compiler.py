@@ -270,10 +270,16 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
 
     ``target="cpu"`` (options: :class:`CpuOptions`) runs on all cores;
     ``target="gpu"`` (options: :class:`GpuOptions`) runs the SOACs as CUDA
-    kernels: tensor arguments are copied into memory the GPU shares with the
-    host and results copied out. GPU code is compiled here without a GPU; a
-    call raises :class:`soac.runtime.abi.DeviceError` where no CUDA driver
-    or device is found.
+    kernels: numpy arguments are copied into memory the GPU shares with the
+    host, arrays already on the GPU (CuPy, PyTorch, JAX, Numba: through
+    ``__cuda_array_interface__`` or DLPack) are passed by their pointer, and
+    results are copied out to numpy arrays, or left on the GPU as
+    :class:`soac.DeviceArray` with ``f(..., device_results=True)``; a call
+    takes ``stream=``, and ``f.timed(...)`` also returns its time by CUDA
+    events (docs/gpu.md, "Arrays on the GPU from Python"). GPU code is
+    compiled here without a GPU; a call raises
+    :class:`soac.runtime.abi.DeviceError` where no CUDA driver or device is
+    found.
 
     Only ``@function`` and the functions it calls are compiled.
     ``emit="jit"`` returns a callable on numpy arrays (arguments are checked

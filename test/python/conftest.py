@@ -1,11 +1,16 @@
 """Makes the helpers next to the tests (gradcheck.py) importable, and keeps
 the disk cache of compiled code in a temporary directory of this run (never
-the user's), shared by the tests and the processes they start."""
+the user's), shared by the tests and the processes they start. The fixture
+``fake_cuda_driver`` builds the stand-in CUDA driver (fake_cuda/libcuda.c)."""
 
 import os
+import pathlib
 import shutil
+import subprocess
 import sys
 import tempfile
+
+import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -15,3 +20,13 @@ os.environ["SOAC_CACHE_DIR"] = _CACHE
 
 def pytest_unconfigure(config):
     shutil.rmtree(_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fake_cuda_driver(tmp_path_factory) -> pathlib.Path:
+    """A directory holding the stand-in ``libcuda.so.1`` (host memory, every
+    kernel launch fails), for ``LD_LIBRARY_PATH`` of a child process."""
+    driver = tmp_path_factory.mktemp("fake-cuda-driver")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(driver / "libcuda.so.1"),
+                    str(pathlib.Path(__file__).parent / "fake_cuda" / "libcuda.c")], check=True)
+    return driver

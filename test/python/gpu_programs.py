@@ -255,6 +255,23 @@ func.func @histogram_of_rows(%h: tensor<?x?xf32>, %i: tensor<?xindex>, %v: tenso
   }
   return %r : tensor<?x?xf32>
 }
+
+// Several destinations, each combined by itself: run as one histogram each
+// (a sum, a count and a minimum, all native atomics).
+func.func @sum_count_min_histogram(%h: tensor<?xf32>, %c: tensor<?xi64>, %m: tensor<?xi64>, %i: tensor<?xindex>, %v: tensor<?xf32>, %n: tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>, tensor<?xi64>) {
+  %zero = arith.constant 0.0 : f32
+  %none = arith.constant 0 : i64
+  %high = arith.constant 9223372036854775807 : i64
+  %r:3 = soac.reduce_by_index dest(%h, %c, %m : tensor<?xf32>, tensor<?xi64>, tensor<?xi64>) indices(%i : tensor<?xindex>)
+           ins(%v, %n, %n : tensor<?xf32>, tensor<?xi64>, tensor<?xi64>) init(%zero, %none, %high : f32, i64, i64) -> tensor<?xf32>, tensor<?xi64>, tensor<?xi64> {
+  ^bb0(%a: f32, %ac: i64, %am: i64, %b: f32, %bc: i64, %bm: i64):
+    %s = arith.addf %a, %b : f32
+    %t = arith.addi %ac, %bc : i64
+    %u = arith.minsi %am, %bm : i64
+    soac.yield %s, %t, %u : f32, i64, i64
+  }
+  return %r#0, %r#1, %r#2 : tensor<?xf32>, tensor<?xi64>, tensor<?xi64>
+}
 """
 
 # Gradients: reverse mode through maps, reduces, scans, gathers and nesting.
@@ -342,6 +359,7 @@ CASES = {
     "sum_of_matrices": (ROWS, lambda n: (floats(n, 3, 4, dtype=np.float32), np.zeros((3, 4), np.float32))),
     "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),
+    "sum_count_min_histogram": (ROWS, lambda n: (floats(6, dtype=np.float32), rng.integers(0, 3, 6), rng.integers(0, 9, 6), indices(n, 6), floats(n, dtype=np.float32), rng.integers(-5, 9, n))),
     "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
     "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),
     "matmul": (CONTRACTIONS, lambda n: (floats(n, 6, dtype=np.float32), floats(5, 6, dtype=np.float32))),

@@ -4,6 +4,7 @@ where a GPU is, a run of it. Without a GPU that run is a visible skip."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -91,18 +92,14 @@ def test_host_reads_of_buffers_become_copies_for_device_memory():
     assert "llvm.call @soac_gpu_copy" in str(copied)
 
 
-def test_the_runner_survives_crashing_programs(bundle, tmp_path):
+def test_the_runner_survives_crashing_programs(bundle, tmp_path, fake_cuda_driver):
     """The whole run against a stand-in driver whose kernel launches all fail
     (fake_cuda/libcuda.c): every run crashes its child, is reported failed,
     and the next run still happens, in managed and in device memory (the
     bundle's host code reads buffers by copies); the copy is timed."""
-    driver = tmp_path / "driver"
-    driver.mkdir()
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(driver / "libcuda.so.1"),
-                    str(pathlib.Path(__file__).parent / "fake_cuda" / "libcuda.c")], check=True)
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "/sum", "--elements", "1000"],
-                          capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": str(driver)})
+                          capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver)})
     assert done.returncode == 1, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["check"]["device"]["name"] == "fake CUDA driver (no GPU)"
@@ -115,6 +112,46 @@ def test_the_runner_survives_crashing_programs(bundle, tmp_path):
         assert all(not r["passed"] and "cuLaunchKernel failed" in r["problem"] for r in runs)
     assert [(k["kernel"], k["mode"], k["passed"]) for k in results["bandwidth"]] == [("sum", "managed", False), ("sum", "device", False)]
     assert "## Bandwidth" in (out / "results.md").read_text()
+
+
+STAND_IN_CUPY = """
+import numpy as np
+
+class _Array:
+    def __init__(self, array):
+        self.array = np.ascontiguousarray(array)
+        self.__cuda_array_interface__ = {"shape": self.array.shape, "typestr": self.array.dtype.str,
+                                         "data": (self.array.ctypes.data, False), "version": 3, "strides": None}
+
+def asarray(value):
+    return _Array(value)
+
+class cuda:
+    class Stream:
+        def __init__(self, non_blocking=False):
+            self.ptr = 5
+"""
+
+
+def test_the_runner_passes_gpu_arrays_through_the_loader(bundle, tmp_path, fake_cuda_driver):
+    """The arrays section with a stand-in CuPy (host arrays behind
+    ``__cuda_array_interface__``) and the stand-in driver: soac's loader in
+    the bundle takes the arrays and launches, and the launch's failure is
+    one failed entry."""
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    (packages / "cupy.py").write_text(STAND_IN_CUPY)
+    out = tmp_path / "out"
+    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver), "PYTHONPATH": str(packages)}
+    done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "suite/saxpy", "--elements", "1000"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["array_libraries"] == ["cupy"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    (saxpy, *_) = results["arrays"]
+    assert (saxpy["library"], saxpy["name"], saxpy["passed"]) == ("cupy", "suite/saxpy", False)
+    assert "cuLaunchKernel failed" in saxpy["problem"]
+    assert "## GPU arrays in and out" in (out / "results.md").read_text()
 
 
 def test_the_report_renders_every_section():
@@ -141,6 +178,9 @@ def test_the_report_renders_every_section():
         "peers": [{"name": "adbench/GMM/gradient", "tool": "jax", "failure": None,
                    "runs": [{**run, "tool": "JAX 0.0 (gpu)", "ms": 4.0}]}],
         "peer_tools": ["jax"],
+        "array_libraries": ["cupy"],
+        "arrays": [{"run": 0, "library": "cupy", "name": "suite/sum", "label": "n1003", "passed": False,
+                    "problem": "result 0: a | b", "ms": 0.25}],
         "seconds": 1.0,
     }
     text = report.markdown(results)
@@ -149,3 +189,5 @@ def test_the_report_renders_every_section():
     assert "| sum | device | 100 | 0.500 | 800 | 0.80 | passed |" in text
     assert "| adbench/GMM/gradient | small | 2.000 | – | 4.000 | – | 0.50 | – |  |" in text
     assert "ran as: JAX 0.0 (gpu)" in text
+    assert "| cupy | suite/sum | n1003 | 0.250 | **result 0: a \\| b** |" in text
+    assert "Not run: neither CuPy nor PyTorch is installed." in report.markdown({**results, "array_libraries": []})

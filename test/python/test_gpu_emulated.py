@@ -52,6 +52,7 @@ EMULATED = [
     "histogram_per_row",
     "sum_of_matrices",
     "histogram_of_rows",
+    "sum_count_min_histogram",
     "matmul",
 ]
 

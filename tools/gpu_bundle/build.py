@@ -32,7 +32,7 @@ from host_accesses import host_buffer_accesses  # noqa: E402
 import soac  # noqa: E402
 from soac import ptx  # noqa: E402
 from soac.compiler import GpuOptions, lower, public_functions, signature  # noqa: E402
-from soac.runtime import abi, aot  # noqa: E402
+from soac.runtime import aot  # noqa: E402
 
 # What one device machine may receive.
 BUNDLE_LIMIT_BYTES = 64 << 20
@@ -65,7 +65,7 @@ def write_run(run: catalog.Run, program: catalog.Program, out: pathlib.Path) -> 
 def copy_runner(out: pathlib.Path) -> None:
     """run.py and its package, the standalone loader, the ADBench twins."""
     shutil.copytree(HERE / "bundle", out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(abi.__file__, out / "soac_runtime.py")
+    aot.copy_loader(out)
     twins = out / "adbench"
     twins.mkdir()
     for name in (*catalog.ADBENCH, "peers"):
@@ -108,7 +108,8 @@ def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
                              "build_error": reason, "runs": [], "details": program.details})
             print(f"  {program.name}: NOT BUILT: {programs[-1]['build_error']}", flush=True)
             continue
-        (directory / "soac_runtime.py").unlink()  # the bundle's root holds the one copy
+        for name in aot.LOADER_FILES:  # the bundle's root holds the one copy
+            (directory / name).unlink()
         runs = [write_run(run, program, out) for run in program.runs]
         programs.append({
             "name": program.name,

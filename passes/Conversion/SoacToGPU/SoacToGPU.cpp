@@ -19,7 +19,9 @@
 //                    rows from its offset
 //   scatter          copy of dest, then one thread per (index, row element)
 //   reduce_by_index  copy of dest, then one atomic per value (per element
-//                    of vector rows combined elementwise)
+//                    of vector rows combined elementwise); one histogram
+//                    per destination where there are several
+//                    (SplitHistograms.h)
 //
 // A map whose rows only one SOAC reads is recomputed inside that SOAC's
 // kernel (ElementReader). What the kernels cannot run is an error at its
@@ -37,6 +39,7 @@
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 #include "passes/Conversion/SoacToGPU/OpKernels.h"
 #include "passes/Conversion/SoacToGPU/RowKernel.h"
+#include "passes/Conversion/SoacToGPU/SplitHistograms.h"
 #include "passes/Conversion/SoacToGPU/ThreadKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -106,9 +109,6 @@ LogicalResult checkSupported(Operation *op) {
         return success();
       })
       .Case([](ReduceByIndexOp histogram) {
-        if (histogram.getDests().size() != 1)
-          return unsupported(histogram, "it combines one value per index (one "
-                                        "destination)");
         Region *op = scalarOperator(histogram);
         if (!op)
           return unsupported(histogram, "the rows combined must be scalars, "
@@ -145,6 +145,20 @@ struct ConvertSoacToGPUPass
     });
     // One-shot bufferization asserts on a dimension past the rank.
     bool supported = succeeded(verifyDimIndices(getOperation()));
+    // Histograms of several destinations: one per destination.
+    SmallVector<Operation *> split;
+    for (Operation *op : soacs) {
+      auto histogram = dyn_cast<ReduceByIndexOp>(op);
+      if (!histogram || histogram.getDests().size() == 1) {
+        split.push_back(op);
+        continue;
+      }
+      FailureOr<SmallVector<Operation *>> parts = splitByDestination(histogram);
+      supported &= succeeded(parts);
+      if (succeeded(parts))
+        llvm::append_range(split, *parts);
+    }
+    soacs = std::move(split);
     for (Operation *op : soacs)
       supported &= succeeded(checkSupported(op));
     if (!supported)

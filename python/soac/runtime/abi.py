@@ -23,9 +23,12 @@ Python calls each function through its packed interface
 the C interface, the results' struct pointer first, then to a scalar
 result's storage): one array, whatever the number of arguments.
 
-Code compiled for the GPU has the same ABI, on CUDA managed memory from its
-runtime library (``soac_gpu_alloc`` / ``soac_gpu_free``): arguments are
-copied into such memory before the call and results copied out of it after.
+Code compiled for the GPU has the same ABI, on memory of its runtime library
+(``soac_gpu_alloc`` / ``soac_gpu_free``). Numpy arguments are copied into
+CUDA managed memory before the call; arrays already on the GPU (the CUDA
+array interface, DLPack: :mod:`soac.runtime.device`) are passed by their
+pointer. Results are copied out to numpy arrays, or kept on the GPU as
+:class:`DeviceArray` (``device_results=True``).
 """
 
 from __future__ import annotations
@@ -34,11 +37,17 @@ import ctypes
 import ctypes.util
 import functools
 import reprlib
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+try:  # the standalone copy imports its copy of device.py beside it
+    from . import device
+    from .device import DeviceArray
+except ImportError:
+    import soac_device as device  # type: ignore[no-redef]
+    from soac_device import DeviceArray  # type: ignore[no-redef]
 
 _CTYPES = {
     "float16": ctypes.c_uint16,  # passed as its bits
@@ -164,7 +173,7 @@ def _pointers(values: list[Any]) -> ctypes.Array:
 
 
 class GpuMemory:
-    """The managed memory of soac's GPU runtime, found in a loaded library."""
+    """The memory and streams of soac's GPU runtime, found in a loaded library."""
 
     def __init__(self, handle: ctypes.CDLL):
         self._alloc = handle.soac_gpu_alloc
@@ -173,13 +182,47 @@ class GpuMemory:
         self._free = handle.soac_gpu_free
         self._free.argtypes = [ctypes.c_void_p]
         self._free.restype = None
+        self._copy = handle.soac_gpu_copy
+        self._copy.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
+        self._copy.restype = None
+        self._set_stream = handle.soac_gpu_set_stream
+        self._set_stream.argtypes = [ctypes.c_void_p]
+        self._set_stream.restype = None
+        self._stream = handle.soac_gpu_stream
+        self._stream.restype = ctypes.c_void_p
         self._status = handle.soac_gpu_status
         self._status.restype = ctypes.c_char_p
+        self._driver: device.CudaDriver | None = None
 
     def check(self) -> None:
         status = self._status().decode()
         if status != "ready":
             raise DeviceError(f"compiled GPU code cannot run here: {status}")
+
+    @property
+    def driver(self) -> device.CudaDriver:
+        """The CUDA driver, opened at first use (after :meth:`check`)."""
+        if self._driver is None:
+            self._driver = device.CudaDriver()
+        return self._driver
+
+    def stream(self) -> int:
+        """The stream compiled code called from this thread runs on."""
+        return self._stream() or 0
+
+    def set_stream(self, handle: int | None) -> None:
+        """Compiled code called from this thread runs on ``handle`` (None: the
+        runtime's own stream)."""
+        self._set_stream(handle)
+
+    def allocate(self, nbytes: int) -> int:
+        """A buffer of managed memory (an address)."""
+        return self._alloc(nbytes)
+
+    def copy(self, to: int, source: int, nbytes: int) -> None:
+        """``nbytes`` from ``source`` to ``to``: device, managed or host
+        memory, after the stream's kernels, finished on return."""
+        self._copy(to, source, nbytes)
 
     def copy_in(self, array: np.ndarray) -> np.ndarray:
         """A C-contiguous copy of ``array`` in managed memory (numpy's view of it)."""
@@ -288,13 +331,18 @@ class CompiledFunction:
         keepalive: Any = None,
         gpu: GpuMemory | None = None,
         checked: CheckedCalls | None = None,
+        device_memory: bool = False,
     ):
         """``checked``: call through ``CheckedCalls`` (CPU code, whose failed
-        checks stop the call), rather than calling ``packed`` directly."""
+        checks stop the call), rather than calling ``packed`` directly.
+        ``device_memory``: GPU code whose host part reads buffers only by
+        copies (``GpuOptions(device_memory=True)``), which may therefore
+        take device memory that is not managed."""
         self.signature = signature
         self._keepalive = keepalive
         self._gpu = gpu
         self._checked = checked
+        self._device_memory = device_memory
         self._packed = packed
         self._direct = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(packed)
         self._result_struct = None
@@ -302,17 +350,28 @@ class CompiledFunction:
             fields = [(f"r{i}", _ctype(r)) for i, r in enumerate(signature.results)]
             self._result_struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, device_results: bool = False, stream: Any = None) -> Any:
+        """The results of the function on ``args``.
+
+        GPU code also takes arrays already on the GPU (``__cuda_array_interface__``
+        or ``__dlpack__`` on a CUDA device: CuPy, PyTorch, JAX, Numba), by
+        their pointer, and with ``device_results=True`` returns its tensors
+        as :class:`DeviceArray` (left on the GPU) instead of numpy arrays.
+        ``stream`` (an int ``CUstream``, or an object with ``__cuda_stream__``,
+        ``cuda_stream`` or ``ptr``) is the stream its kernels run on; by
+        default, one the runtime created."""
         spec = self.signature
         if len(args) != len(spec.args):
             raise ArgumentError(f"{spec.name} takes {len(spec.args)} arguments, got {len(args)}")
-        arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
         if self._gpu is not None:
-            return self._call_on_gpu(arrays)
+            return self._call_on_gpu(args, device_results, stream, None)
+        if device_results or stream is not None:
+            raise ArgumentError(f"{spec.name} runs on the CPU: device_results and stream are for GPU code")
+        arrays = [_check_argument(spec.name, i, a, s) for i, (a, s) in enumerate(zip(args, spec.args))]
         results = self._raw_call(arrays)
         if self._result_struct is None:
             return results
-        allocations: dict[int, _Allocation] = {}  # results may share a buffer
+        allocations: dict[int, device.Allocation] = {}  # results may share a buffer
         free = self._checked.free if self._checked is not None else _libc.free
         values = [
             _owned_array(getattr(results, f"r{i}"), r, allocations, free)
@@ -321,6 +380,20 @@ class CompiledFunction:
             for i, r in enumerate(spec.results)
         ]
         return values[0] if len(values) == 1 else tuple(values)
+
+    def timed(self, *args: Any, device_results: bool = False, stream: Any = None) -> tuple[Any, float]:
+        """GPU code: the results of a call (as ``__call__``) and its time on
+        the GPU in milliseconds, between CUDA events recorded on the call's
+        stream just before and after the compiled function (its kernels and
+        allocations; copying numpy arguments in and results out is not
+        counted)."""
+        if self._gpu is None:
+            raise ArgumentError(f"{self.signature.name} runs on the CPU: timed() measures GPU code")
+        if len(args) != len(self.signature.args):
+            raise ArgumentError(f"{self.signature.name} takes {len(self.signature.args)} arguments, got {len(args)}")
+        times: list[float] = []
+        results = self._call_on_gpu(args, device_results, stream, times)
+        return results, times[0]
 
     def _raw_call(self, arrays: list[Any]) -> Any:
         """Calls the function on checked arguments through its packed
@@ -345,32 +418,126 @@ class CompiledFunction:
             return results
         return _scalar_result(results.value, spec.results[0])
 
-    def _call_on_gpu(self, arrays: list[Any]) -> Any:
-        """Arguments copied into managed memory, results copied out of it;
-        every buffer involved freed once (a result may be an argument)."""
+    def _call_on_gpu(self, args: tuple, device_results: bool, stream: Any, times: list[float] | None) -> Any:
+        """Numpy arguments copied into managed memory, GPU arrays passed by
+        their pointer, on ``stream``; results copied out, or kept on the GPU.
+        Every buffer the call allocates is freed once, here or by the
+        DeviceArray that owns it; the caller's arrays never. ``times`` gets
+        the call's milliseconds by CUDA events, when not None."""
         spec = self.signature
         self._gpu.check()
-        copies = [self._gpu.copy_in(a) if s.is_tensor else a for a, s in zip(arrays, spec.args)]
-        owned = {c.ctypes.data for c, s in zip(copies, spec.args) if s.is_tensor}
         try:
-            results = self._raw_call(copies)
+            handle = device.stream_handle(stream)
+        except TypeError as error:
+            raise ArgumentError(f"{spec.name}: {error}") from None
+        self._gpu.set_stream(handle)
+        owned: set[int] = set()  # freed when the call is over
+        on_device: list[device.DeviceArgument] = []  # given back when it is over
+        try:
+            passed = []
+            for i, (value, s) in enumerate(zip(args, spec.args)):
+                argument = self._device_argument(i, value, s) if s.is_tensor else None
+                if argument is not None:
+                    on_device.append(argument)
+                    passed.append(argument)
+                    continue
+                checked = _check_argument(spec.name, i, value, s)
+                if s.is_tensor:
+                    checked = self._gpu.copy_in(checked)
+                    owned.add(checked.ctypes.data)
+                passed.append(checked)
+            if times is None:
+                results = self._raw_call(passed)
+            else:
+                results, ms = self._gpu.driver.elapsed_ms(self._gpu.stream(), lambda: self._raw_call(passed))
+                times.append(ms)
             if self._result_struct is None:
                 return results
-            values = []
-            for i, r in enumerate(spec.results):
-                field = getattr(results, f"r{i}")
-                if not r.is_tensor:
-                    values.append(_scalar_result(field, r))
-                    continue
-                values.append(np.array(_borrowed_array(field, r), copy=True))
-                allocated = ctypes.cast(field.allocated, ctypes.c_void_p).value
-                if allocated:
-                    owned.add(allocated)
-            return values[0] if len(values) == 1 else tuple(values)
+            return self._gpu_results(results, owned, {a.pointer for a in on_device}, device_results)
         finally:
+            self._gpu.set_stream(None)
+            for argument in on_device:
+                argument.done()
             for address in owned:
                 self._gpu.free(address)
 
+    def _device_argument(self, position: int, value: Any, spec: ValueSpec) -> device.DeviceArgument | None:
+        """``value`` passed by its pointer when it is on the GPU (checked
+        against ``spec``, its producer's stream waited for), else None. Code
+        whose host part may read buffers directly (compiled without
+        ``device_memory``) gets a copy in managed memory of an array in
+        device memory instead."""
+        where = f"argument #{position} of {self.signature.name}"
+        try:
+            argument = device.device_argument(value, self._gpu.stream())
+        except device.Unpassable as error:
+            raise ArgumentError(f"{where} {error}") from None
+        if argument is None:
+            return None
+        try:
+            _check_layout(where, argument.dtype, argument.shape, spec)
+            driver = self._gpu.driver
+            if argument.pointer:
+                ordinal = argument.device if argument.device is not None else driver.pointer_device(argument.pointer)
+                if ordinal is None:
+                    raise ArgumentError(f"{where} gives pointer {argument.pointer:#x}, which is not memory of a CUDA device")
+                if ordinal != 0:
+                    raise ArgumentError(f"{where} is on CUDA device {ordinal}; compiled code runs on device 0")
+            if argument.stream is not None:
+                driver.synchronize(argument.stream)
+            if self._device_memory or not argument.pointer or driver.is_managed(argument.pointer):
+                return argument
+            nbytes = int(np.prod(argument.shape, dtype=np.int64)) * argument.dtype.itemsize
+            address = self._gpu.allocate(nbytes)
+            self._gpu.copy(address, argument.pointer, nbytes)
+        except BaseException:
+            argument.done()
+            raise
+        argument.done()
+        return device.DeviceArgument(address, argument.shape, argument.dtype, owner=None,
+                                     release=functools.partial(self._gpu.free, address))
+
+    def _gpu_results(self, results: ctypes.Structure, owned: set[int], borrowed: set[int], device_results: bool) -> Any:
+        """The results of a GPU call from its struct: tensors copied to numpy
+        arrays, or DeviceArrays. The buffers the call allocated join
+        ``owned`` (freed after the call) unless a DeviceArray takes one; a
+        result in the caller's memory (``borrowed``), or in a buffer an
+        earlier result took, is a copy of its own."""
+        spec = self.signature
+        fields = [getattr(results, f"r{i}") for i in range(len(spec.results))]
+        for field, r in zip(fields, spec.results):
+            allocated = _address(field.allocated) if r.is_tensor else None
+            if allocated and allocated not in borrowed:
+                owned.add(allocated)
+        values: list[Any] = []
+        for field, r in zip(fields, spec.results):
+            if not r.is_tensor:
+                values.append(_scalar_result(field, r))
+                continue
+            dtype = np.dtype(r.dtype)
+            shape, strides = tuple(field.sizes), tuple(field.strides)
+            pointer = (_address(field.aligned) or 0) + field.offset * dtype.itemsize
+            view = DeviceArray(pointer, shape, dtype, None, self._gpu.copy, strides)
+            if not device_results:
+                values.append(view.numpy())
+                continue
+            allocated = _address(field.allocated)
+            if allocated in owned:
+                owned.discard(allocated)
+                values.append(DeviceArray(pointer, shape, dtype, device.Allocation(allocated, self._gpu.free),
+                                          self._gpu.copy, strides))
+                continue
+            extent = 0 if view.size == 0 else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+            address = self._gpu.allocate(extent * dtype.itemsize)
+            owner = device.Allocation(address, self._gpu.free)
+            self._gpu.copy(address, pointer, extent * dtype.itemsize)
+            values.append(DeviceArray(address, shape, dtype, owner, self._gpu.copy, strides))
+        return values[0] if len(values) == 1 else tuple(values)
+
+
+def _address(pointer: Any) -> int | None:
+    """A ctypes pointer's address (None for null)."""
+    return ctypes.cast(pointer, ctypes.c_void_p).value
 
 def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -> Any:
     """``value`` as compiled code takes it: a numpy scalar of the declared
@@ -384,15 +551,21 @@ def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -
     if array is None or array.dtype.kind not in _NUMBER_KINDS + "c":
         given = _describe(value)
         raise ArgumentError(f"{where} must be {spec.describe()}; got {given}, which is not an array of numbers")
-    if array.dtype != np.dtype(spec.dtype):
-        raise ArgumentError(f"{where} must be {spec.describe()}; got dtype {array.dtype}")
-    if array.ndim != len(spec.shape):
-        raise ArgumentError(f"{where} must be {spec.describe()}; got shape {array.shape}")
-    for dim, (size, static) in enumerate(zip(array.shape, spec.shape)):
-        if static is not None and size != static:
-            raise ArgumentError(f"{where} must be {spec.describe()}; got size {size} in dim {dim}")
+    _check_layout(where, array.dtype, array.shape, spec)
     # The compiled code assumes the identity layout.
     return np.ascontiguousarray(array)
+
+
+def _check_layout(where: str, dtype: np.dtype, shape: tuple[int, ...], spec: ValueSpec) -> None:
+    """An :class:`ArgumentError` unless an array of ``dtype`` and ``shape``
+    is the tensor ``spec``: exactly its dtype, rank and static sizes."""
+    if dtype != np.dtype(spec.dtype):
+        raise ArgumentError(f"{where} must be {spec.describe()}; got dtype {dtype}")
+    if len(shape) != len(spec.shape):
+        raise ArgumentError(f"{where} must be {spec.describe()}; got shape {shape}")
+    for dim, (size, static) in enumerate(zip(shape, spec.shape)):
+        if static is not None and size != static:
+            raise ArgumentError(f"{where} must be {spec.describe()}; got size {size} in dim {dim}")
 
 
 # Kinds of numpy dtypes whose values are real numbers: bool, integers, floats.
@@ -484,15 +657,18 @@ def _describe(value: Any) -> str:
     return "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
 
 
-def _descriptor(array: np.ndarray, spec: ValueSpec) -> ctypes.Structure:
-    descriptor = descriptor_type(spec.dtype, array.ndim)()
-    pointer = array.ctypes.data_as(descriptor._fields_[0][1])
+def _descriptor(array: np.ndarray | device.DeviceArgument, spec: ValueSpec) -> ctypes.Structure:
+    """The memref descriptor of a C-contiguous argument: a numpy array, or
+    an array on the GPU."""
+    descriptor = descriptor_type(spec.dtype, len(array.shape))()
+    address = array.pointer if isinstance(array, device.DeviceArgument) else array.ctypes.data
+    pointer = ctypes.cast(address, descriptor._fields_[0][1])
     descriptor.allocated = pointer
     descriptor.aligned = pointer
     descriptor.offset = 0
-    for d in range(array.ndim):
-        descriptor.sizes[d] = array.shape[d]
-        descriptor.strides[d] = array.strides[d] // max(array.itemsize, 1)
+    for d, (size, stride) in enumerate(zip(array.shape, device.c_contiguous_strides(array.shape))):
+        descriptor.sizes[d] = size
+        descriptor.strides[d] = stride
     return descriptor
 
 
@@ -509,15 +685,8 @@ def _scalar_result(value: Any, spec: ValueSpec) -> np.generic:
     return np.dtype(spec.dtype).type(value)
 
 
-class _Allocation:
-    """A buffer allocated by compiled code, freed once no result uses it."""
-
-    def __init__(self, address: int, free: Any):
-        weakref.finalize(self, free, address)
-
-
 def _owned_array(
-    descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, _Allocation], free: Any
+    descriptor: ctypes.Structure, spec: ValueSpec, allocations: dict[int, device.Allocation], free: Any
 ) -> np.ndarray:
     """A numpy array over a result buffer that frees it when it is no longer
     used. A function may return one buffer twice: the first result over it
@@ -527,7 +696,7 @@ def _owned_array(
         return np.array(_borrowed_array(descriptor, spec), copy=True)
     owner = None
     if allocated:
-        owner = allocations[allocated] = _Allocation(allocated, free)
+        owner = allocations[allocated] = device.Allocation(allocated, free)
     return _borrowed_array(descriptor, spec, owner)
 
 
@@ -567,7 +736,8 @@ class Library:
             wrapper = getattr(self._handle, "_mlir__mlir_ciface_" + signature.name)
             packed = ctypes.cast(wrapper, ctypes.c_void_p).value
             self.functions[signature.name] = CompiledFunction(
-                signature, packed, keepalive=self._handle, gpu=gpu, checked=checked
+                signature, packed, keepalive=self._handle, gpu=gpu, checked=checked,
+                device_memory=metadata.get("device_memory", False),
             )
             setattr(self, signature.name, self.functions[signature.name])
 

@@ -8,7 +8,8 @@ directory holding
 * ``<name>.h``: C declarations of the memref descriptors and the functions;
 * ``lib<name>.json``: the signatures, read by the loader;
 * ``soac_runtime.py``: a copy of :mod:`soac.runtime.abi`, a loader needing only
-  ctypes and numpy: ``soac_runtime.load_library("lib<name>.so").<name>(...)``;
+  ctypes and numpy: ``soac_runtime.load_library("lib<name>.so").<name>(...)``,
+  and ``soac_device.py`` beside it, a copy of :mod:`soac.runtime.device`;
 * the native libraries the code links against (soac's allocation functions
   and memrefCopy, and the OpenMP runtime), found through the library's
   ``$ORIGIN`` run path.
@@ -32,7 +33,7 @@ import mlir
 from mlir import ir
 
 from ..errors import Error
-from . import abi, native
+from . import abi, device, native
 from .abi import Signature, ValueSpec
 
 _C_TYPES = {
@@ -86,9 +87,19 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
     header = directory / f"{name}.h"
     header.write_text(c_header(signatures, library.name, gpu))
     metadata = _write_metadata(directory, signatures, options)
-    loader = directory / "soac_runtime.py"
-    shutil.copy2(abi.__file__, loader)
+    loader = copy_loader(directory)
     return SharedLibrary(library, header, metadata, loader)
+
+
+# The standalone loader's modules, by the names they have beside a library.
+LOADER_FILES = {"soac_runtime.py": abi.__file__, "soac_device.py": device.__file__}
+
+
+def copy_loader(directory: pathlib.Path) -> pathlib.Path:
+    """Copies the standalone loader into ``directory``; its main module."""
+    for name, source in LOADER_FILES.items():
+        shutil.copy2(source, directory / name)
+    return directory / "soac_runtime.py"
 
 
 def link_jit_object(object_file: str | os.PathLike, signatures: list[Signature], output, options) -> pathlib.Path:
@@ -129,7 +140,10 @@ def _link(library: pathlib.Path, inputs: list[str], natives: list[str], run_path
 def _write_metadata(directory: pathlib.Path, signatures: list[Signature], options) -> pathlib.Path:
     """``lib<name>.json``: the target and signatures the loader reads."""
     metadata = directory / f"lib{signatures[0].name}.json"
-    metadata.write_text(json.dumps({"target": options.TARGET, "functions": [s.to_json() for s in signatures]}, indent=2) + "\n")
+    data = {"target": options.TARGET, "functions": [s.to_json() for s in signatures]}
+    if options.TARGET == "gpu":
+        data["device_memory"] = options.device_memory
+    metadata.write_text(json.dumps(data, indent=2) + "\n")
     return metadata
 
 

@@ -24,14 +24,17 @@ func.func @reduce_over_rows(%x: tensor<?x4xf32>, %init: tensor<4xf32>) -> tensor
 
 // -----
 
-func.func @two_value_histogram(%h: tensor<?xf32>, %g: tensor<?xi64>, %i: tensor<?xindex>, %v: tensor<?xf32>, %w: tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) {
-  %zero = arith.constant 0.0 : f32
+func.func @argmin_histogram(%h: tensor<?xf32>, %g: tensor<?xi64>, %i: tensor<?xindex>, %v: tensor<?xf32>, %w: tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) {
+  %inf = arith.constant 0x7F800000 : f32
   %none = arith.constant -1 : i64
-  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: it combines one value per index (one destination)}}
+  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: result #1 of its operator reads the values of another destination; the GPU combines each destination by itself, with atomics}}
   %r:2 = soac.reduce_by_index dest(%h, %g : tensor<?xf32>, tensor<?xi64>) indices(%i : tensor<?xindex>)
-           ins(%v, %w : tensor<?xf32>, tensor<?xi64>) init(%zero, %none : f32, i64) -> tensor<?xf32>, tensor<?xi64> {
+           ins(%v, %w : tensor<?xf32>, tensor<?xi64>) init(%inf, %none : f32, i64) -> tensor<?xf32>, tensor<?xi64> {
   ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
-    soac.yield %a, %ai : f32, i64
+    %less = arith.cmpf olt, %b, %a : f32
+    %m = arith.minimumf %a, %b : f32
+    %k = arith.select %less, %bi, %ai : i64
+    soac.yield %m, %k : f32, i64
   }
   return %r#0, %r#1 : tensor<?xf32>, tensor<?xi64>
 }

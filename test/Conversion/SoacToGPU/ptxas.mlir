@@ -18,3 +18,4 @@
 // MORE-DAG: product_histogram_kernel{{(_[0-9]+)?}}: assembled for sm_90
 // MORE-DAG: row_cumsum_kernel: assembled for sm_90
 // MORE-DAG: iota_kernel: assembled for sm_90
+// MORE-DAG: sum_count_and_max_histogram_kernel_4: assembled for sm_90

@@ -115,6 +115,35 @@ func.func @histogram_of_empty_rows(%h: tensor<0x?xf32>, %i: tensor<?xindex>, %v:
 
 // -----
 
+// Several destinations whose operator combines each by itself (a sum, a
+// count of i64 and the maximum of vector rows): one histogram per
+// destination, each its own atomics, sharing the indices.
+// CHECK-LABEL: func.func @sum_count_and_max_histogram
+// CHECK: memref.atomic_rmw addf
+// CHECK: memref.atomic_rmw addi
+// CHECK: memref.collapse_shape
+// CHECK: llvm.cmpxchg
+// CHECK-NOT: soac.reduce_by_index
+func.func @sum_count_and_max_histogram(%h: tensor<?xf32>, %c: tensor<?xi64>, %m: tensor<?x3xf32>, %i: tensor<?xindex>, %v: tensor<?xf32>, %n: tensor<?xi64>, %w: tensor<?x3xf32>, %low: tensor<3xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<?x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %none = arith.constant 0 : i64
+  %r:3 = soac.reduce_by_index dest(%h, %c, %m : tensor<?xf32>, tensor<?xi64>, tensor<?x3xf32>) indices(%i : tensor<?xindex>)
+           ins(%v, %n, %w : tensor<?xf32>, tensor<?xi64>, tensor<?x3xf32>) init(%zero, %none, %low : f32, i64, tensor<3xf32>) -> tensor<?xf32>, tensor<?xi64>, tensor<?x3xf32> {
+  ^bb0(%a: f32, %ac: i64, %am: tensor<3xf32>, %b: f32, %bc: i64, %bm: tensor<3xf32>):
+    %s = arith.addf %a, %b : f32
+    %t = arith.addi %ac, %bc : i64
+    %u = soac.map ins(%am, %bm : tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> {
+    ^bb1(%x: f32, %y: f32):
+      %z = arith.maximumf %x, %y : f32
+      soac.yield %z : f32
+    }
+    soac.yield %s, %t, %u : f32, i64, tensor<3xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<?xf32>, tensor<?xi64>, tensor<?x3xf32>
+}
+
+// -----
+
 // Other operators: a compare-and-swap loop around the operator.
 // CHECK-LABEL: func.func @product_histogram
 // CHECK: scf.while

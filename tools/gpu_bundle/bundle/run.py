@@ -40,6 +40,12 @@ def child(arguments: list[str]) -> None:
         from gpu_runner import bandwidth
 
         bandwidth.run(str(BUNDLE), programs[rest[0]], rest[1], int(rest[2]))
+    elif what == "arrays":
+        from gpu_runner import arrays
+
+        library, start, only = rest
+        selected = [p for p in data["programs"] if not only or only in p["name"]]
+        arrays.run(str(BUNDLE), selected, library, int(start))
     elif what == "peer":
         from gpu_runner import peers
 
@@ -50,7 +56,7 @@ def child(arguments: list[str]) -> None:
 
 def passed(results: dict) -> bool:
     runs = [r for e in results.get("programs", []) for rs in e["modes"].values() for r in rs]
-    runs += results.get("bandwidth", [])
+    runs += results.get("bandwidth", []) + results.get("arrays", [])
     runs += [r for e in results.get("peers", []) for r in e["runs"]]
     built = not results["check"].get("not_built")
     return results["check"]["integrity"] == "passed" and built and all(r.get("passed") for r in runs)

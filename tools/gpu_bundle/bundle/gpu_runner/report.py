@@ -79,6 +79,23 @@ def bandwidth_section(report: dict) -> list[str]:
     return lines
 
 
+def arrays_section(report: dict) -> list[str]:
+    """The suite programs on GPU arrays of CuPy and PyTorch (soac's loader)."""
+    libraries = report.get("array_libraries", [])
+    lines = ["", "## GPU arrays in and out (soac's Python loader)", ""]
+    if not libraries:
+        return lines + ["Not run: neither CuPy nor PyTorch is installed."]
+    lines += [f"Arguments made by {' and '.join(libraries)} on the GPU, passed by their pointer; results as "
+              "DeviceArrays taken back by the library (CuPy: `__cuda_array_interface__`, PyTorch: DLPack); on the "
+              "library's stream, each call timed by CUDA events.", "",
+              "| library | program | run | ms | check |", "|---|---|---|---:|---|"]
+    for r in report.get("arrays", []):
+        check = "passed" if r["passed"] else f"**{r['problem']}**".replace("|", "\\|").replace("\n", " ")
+        ms = f"{r['ms']:.3f}" if r.get("ms") is not None else "–"
+        lines.append(f"| {r['library']} | {r['name']} | {r['label']} | {ms} | {check} |")
+    return lines
+
+
 def adbench_section(report: dict) -> list[str]:
     """Ours (managed and device memory) against each peer, per objective and size."""
     ours: dict = {}
@@ -129,7 +146,7 @@ def adbench_section(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     lines = ["# soac GPU bundle: results", ""] + check_section(report["check"])
     if "programs" in report:
-        lines += programs_section(report) + bandwidth_section(report) + adbench_section(report)
+        lines += programs_section(report) + arrays_section(report) + bandwidth_section(report) + adbench_section(report)
         lines += ["", f"The run took {report['seconds']} s."]
     return "\n".join(lines) + "\n"
 

@@ -1,6 +1,7 @@
 """A whole run on a GPU machine: the integrity check, the device's copy
 bandwidth, every program against its expected outputs (in managed memory,
-and in device memory where its host code reads no buffer), the bandwidth
+and in device memory where its host code reads no buffer), the suite
+programs on CuPy's and PyTorch's GPU arrays through soac's loader, the bandwidth
 kernels, then the ADBench twins in JAX and PyTorch, all in children under
 one time budget (what does not fit is reported as skipped)."""
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 import time
+from typing import Callable
 
+from . import arrays
 from .check import check
 from .children import Deadline, run_child
 
@@ -25,21 +28,38 @@ def modes(program: dict) -> list[str]:
 
 
 def program_runs(program: dict, mode: str, deadline: Deadline) -> list[dict]:
-    """Every run of ``program`` in ``mode``: a child from the first run not
-    yet done, again after each crash (the run it crashed in is failed)."""
+    """Every run of ``program`` in ``mode``."""
+    return runs_in_children(lambda start: ["program", program["name"], mode, str(start)],
+                            [r["label"] for r in program["runs"]], deadline)
+
+
+def runs_in_children(arguments: Callable[[int], list[str]], labels: list[str], deadline: Deadline) -> list[dict]:
+    """A JSON line per run of ``labels``: a child (``arguments(start)``) from
+    the first run not yet done, again after each crash (the run it crashed in
+    is failed)."""
     results: list[dict] = []
-    total = len(program["runs"])
+    total = len(labels)
     while len(results) < total:
-        start = len(results)
-        child = run_child(["program", program["name"], mode, str(start)], PROGRAM_TIMEOUT_S, deadline)
+        child = run_child(arguments(len(results)), PROGRAM_TIMEOUT_S, deadline)
         results += child["lines"]
         if child["failure"] is not None and len(results) < total:
-            failed = program["runs"][len(results)]
-            results.append({"run": len(results), "label": failed["label"], "passed": False, "problem": child["failure"]})
+            results.append({"run": len(results), "label": labels[len(results)], "passed": False, "problem": child["failure"]})
             if child["failure"].startswith("skipped"):
-                results += [{"run": i, "label": program["runs"][i]["label"], "passed": False, "problem": child["failure"]}
+                results += [{"run": i, "label": labels[i], "passed": False, "problem": child["failure"]}
                             for i in range(len(results), total)]
     return results
+
+
+def array_runs(selected: list[dict], only: str | None, deadline: Deadline) -> tuple[list[str], list[dict]]:
+    """The suite programs called by soac's Python loader on GPU arrays of
+    each of CuPy and PyTorch that is installed (gpu_runner/arrays.py)."""
+    libraries = [name for name in arrays.LIBRARIES if importlib.util.find_spec(name)]
+    labels = [program["name"] for program, _ in arrays.suite_runs(selected)]
+    results = []
+    for library in libraries:
+        lines = runs_in_children(lambda start: ["arrays", library, str(start), only or ""], labels, deadline)
+        results += [{"library": library, "name": labels[line["run"]], **line} for line in lines]
+    return libraries, results
 
 
 def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budget_s: float) -> dict:
@@ -65,6 +85,10 @@ def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budge
         report["programs"].append(entry)
         print(f"  {program['name']}: " + ", ".join(
             f"{mode} {sum(r['passed'] for r in runs)}/{len(runs)}" for mode, runs in entry["modes"].items()), flush=True)
+
+    report["array_libraries"], report["arrays"] = array_runs(selected, only, deadline)
+    print(f"  GPU arrays in and out ({', '.join(report['array_libraries']) or 'neither CuPy nor PyTorch installed'}): "
+          f"{sum(r['passed'] for r in report['arrays'])}/{len(report['arrays'])} passed", flush=True)
 
     report["bandwidth"] = []
     for program in (p for p in selected if p["kind"] == "bandwidth" and "build_error" not in p):
