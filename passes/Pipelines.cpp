@@ -262,6 +262,8 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
 
   // Host -> LLVM, launches -> calls of the runtime, kernels -> binaries.
   addHostToLLVM(pm, createGpuToLLVMConversionPass());
+  // Launches in loops would otherwise grow the stack on every iteration.
+  pm.addPass(soac::createSoacScopeLaunchStack());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));

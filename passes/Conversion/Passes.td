@@ -317,6 +317,33 @@ def SoacExpandShapeToReinterpretCast
   ];
 }
 
+def SoacScopeLaunchStack : Pass<"soac-scope-launch-stack", "mlir::ModuleOp"> {
+  let summary = "Free the stack a kernel launch takes once the launch returns";
+  let description = [{
+    The LLVM translation of a host `gpu.launch_func` (gpu-to-llvm leaves it
+    for the offloading handler) allocates the launch's argument array with
+    `alloca` where the launch is. A launch inside a loop (D-LSTM's time
+    steps, a checkpointed gradient's reverse sweep) thus grows the stack by
+    that array on every iteration, and enough iterations overflow it: the
+    host process dies with a segfault. This pass, run on the LLVM dialect
+    after gpu-to-llvm, brackets every host launch with `llvm.intr.stacksave`
+    and `llvm.intr.stackrestore`, so each launch's arrays are released when
+    it returns.
+
+    ```mlir
+    gpu.launch_func @kernels::@k blocks in (%g, %c1, %c1) threads in (...) args(...)
+    // becomes
+    %s = llvm.intr.stacksave : !llvm.ptr
+    gpu.launch_func @kernels::@k blocks in (%g, %c1, %c1) threads in (...) args(...)
+    llvm.intr.stackrestore %s : !llvm.ptr
+    ```
+
+    A launch that is not in an `llvm.func` (the host is not yet LLVM) is
+    an error: the pass belongs after gpu-to-llvm.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def SoacRenameReservedSymbols : Pass<"soac-rename-reserved-symbols", "mlir::ModuleOp"> {
   let summary = "Move functions named like a C library function out of the C namespace";
   let description = [{

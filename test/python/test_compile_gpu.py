@@ -66,6 +66,21 @@ def test_benchmark_programs_assemble(program):
         assert ptx.assemble(text, "sm_90"), kernel
 
 
+def test_launches_give_their_stack_back():
+    """Each launch's argument array is an alloca where the launch is: in
+    D-LSTM's time loop it grew the stack on every step until the host
+    process overflowed it (on an H200, a segfault). Every launch is now
+    bracketed by stacksave / stackrestore (soac-scope-launch-stack)."""
+    module = importlib.import_module("lstm")
+    function, args = module.soac_version(*module.inputs(**module.TINY))
+    traced = soac.value_and_grad(function, argnums=tuple(module.WRT)).trace(*args)
+    lines = str(lower(traced.module, options=GpuOptions(device_memory=True), only=traced.name)).splitlines()
+    launches = [i for i, line in enumerate(lines) if "gpu.launch_func" in line]
+    assert len(launches) > 10
+    for i in launches:
+        assert "llvm.intr.stacksave" in lines[i - 1] and "llvm.intr.stackrestore" in lines[i + 1], lines[i]
+
+
 def test_reductions_use_warp_shuffles_and_histograms_atomics():
     with ir.Context():
         reduce_ptx = "".join(ptx.kernels(lower(soac.parse(LIBRARY), options=GpuOptions(), only="sum")).values())

@@ -99,20 +99,27 @@ def suite_programs(context: ir.Context, only: set[str] | None, sizes: list[int])
 
 def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives: tuple[bool, ...]) -> list[Program]:
     """Each objective and its value and gradient, traced by the frontend
-    (dynamic sizes: one library serves every size)."""
+    (dynamic sizes: one library serves every size whose trace is the same).
+
+    A size whose trace differs (D-LSTM unrolls its layers at trace time, and
+    the large size has more of them) gets a program of its own, named
+    ``<objective>/<kind>@<size>``: a library traced for another size would
+    compute another model on its arguments."""
     programs = []
     for name in names:
         module = importlib.import_module(name)
         for derivative in derivatives:
             kind = "gradient" if derivative else "primal"
-            program = None
+            by_trace: dict[str, Program] = {}
             for size in sizes:
                 function, args = module.soac_version(*module.inputs(**module.SIZES[size]))
                 jitted = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else soac.jit(function)
+                traced = jitted.trace(*args)
+                program = by_trace.get(str(traced.module))
                 if program is None:
-                    traced = jitted.trace(*args)
+                    suffix = f"@{size}" if by_trace else ""
                     program = Program(
-                        f"adbench/{module.NAME}/{kind}",
+                        f"adbench/{module.NAME}/{kind}{suffix}",
                         "adbench",
                         traced.module,
                         traced.name,
@@ -121,8 +128,9 @@ def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives
                         details={"twin": name, "objective": module.NAME, "derivative": derivative,
                                  "wrt": list(module.WRT), "inputs": len(module.inputs(**module.TINY))},
                     )
+                    by_trace[str(traced.module)] = program
+                    programs.append(program)
                 program.runs.append(Run(size, args, flat(jitted(*args)), args_key=f"adbench_{name}"))
-            programs.append(program)
     return programs
 
 
