@@ -114,6 +114,23 @@ def test_the_runner_survives_crashing_programs(bundle, tmp_path, fake_cuda_drive
     assert "## Bandwidth" in (out / "results.md").read_text()
 
 
+def test_the_runner_leaves_out_the_sections_it_is_told_to(bundle, tmp_path, fake_cuda_driver):
+    """--skip: the programs and bandwidth sections left out run nothing and
+    the report says so; an unknown section is a usage error."""
+    out = tmp_path / "out"
+    environment = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver)}
+    done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "/sum", "--elements", "1000",
+                           "--skip", "programs,bandwidth,arrays,peers"], capture_output=True, text=True, env=environment)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["programs"] == [] and results["bandwidth"] == [] and results["arrays"] == [] and results["peers"] == []
+    assert results["skipped_sections"] == ["arrays", "bandwidth", "peers", "programs"]
+    assert "Sections left out (--skip): arrays, bandwidth, peers, programs." in (out / "results.md").read_text()
+    wrong = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--skip", "kernels"],
+                           capture_output=True, text=True, env=environment)
+    assert wrong.returncode == 2 and "--skip takes programs, arrays, bandwidth, peers, not kernels" in wrong.stderr
+
+
 STAND_IN_CUPY = """
 import numpy as np
 

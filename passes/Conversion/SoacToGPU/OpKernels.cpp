@@ -167,26 +167,121 @@ void lowerSplat(tensor::SplatOp splat) {
 
 namespace {
 
-/// Each thread folds its rows of `n` (interleaved when the operator allows,
-/// else a contiguous range), then the block combines the threads' values.
+/// Rows interleaved between threads are read this many at a time before they
+/// are combined, so that each thread has that many loads in flight (one at a
+/// time left a reduce at half the device's bandwidth on an H200).
+constexpr int64_t kLoadsInFlight = 4;
+
+/// Row `j`'s values where `j < end`, else the neutral elements (the threads
+/// of a block's last tile that have no row).
+SmallVector<Value> readOrNeutral(ImplicitLocOpBuilder &b,
+                                 const Combiner &combiner,
+                                 const ElementReader &reader, Value j,
+                                 Value end) {
+  auto choice = scf::IfOp::create(
+      b, lessThan(b, j, end),
+      [&](OpBuilder &nested, Location loc) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        scf::YieldOp::create(ib, reader.read(ib, j));
+      },
+      [&](OpBuilder &nested, Location loc) {
+        scf::YieldOp::create(nested, loc, combiner.neutralElements());
+      });
+  return choice.getResults();
+}
+
+/// Folds rows first, first + step, ... below `end` (a commutative operator:
+/// the order is free), kLoadsInFlight rows per iteration read before any is
+/// combined, then the rows left over one at a time.
+SmallVector<Value> foldInterleaved(ImplicitLocOpBuilder &b,
+                                   const Combiner &combiner,
+                                   const ElementReader &reader, Value first,
+                                   Value end, Value step) {
+  // Rows of this thread: ceil((end - first) / step) where first < end.
+  Value remaining = arith::SubIOp::create(
+      b, arith::MaxUIOp::create(b, end, first), first);
+  Value rows = ceilDiv(b, remaining, step);
+  Value groups =
+      arith::DivUIOp::create(b, rows, indexConstant(b, kLoadsInFlight));
+  Value groupStride = arith::MulIOp::create(
+      b, step, indexConstant(b, kLoadsInFlight));
+  auto unrolled = scf::ForOp::create(
+      b, indexConstant(b, 0), groups, indexConstant(b, 1),
+      combiner.neutralElements(),
+      [&](OpBuilder &nested, Location loc, Value g, ValueRange carried) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value base = arith::AddIOp::create(
+            ib, first, arith::MulIOp::create(ib, g, groupStride));
+        SmallVector<SmallVector<Value>> loaded;
+        for (int64_t k = 0; k < kLoadsInFlight; ++k)
+          loaded.push_back(reader.read(
+              ib, arith::AddIOp::create(
+                      ib, base,
+                      arith::MulIOp::create(ib, step, indexConstant(ib, k)))));
+        SmallVector<Value> acc(carried);
+        for (const SmallVector<Value> &values : loaded)
+          acc = combiner.combine(ib, acc, values);
+        scf::YieldOp::create(ib, acc);
+      });
+  Value rest = arith::AddIOp::create(
+      b, first, arith::MulIOp::create(b, groups, groupStride));
+  return foldRows(b, combiner, unrolled.getResults(), rest, end, step,
+                  [&](ImplicitLocOpBuilder &ib, Value j) {
+                    return reader.read(ib, j);
+                  });
+}
+
+/// The rows [lo, hi) of a block folded in order, a tile of kBlockSize rows
+/// at a time: thread t reads row tile + t, so that a warp's loads are
+/// neighbours (one contiguous range per thread made every load its own
+/// memory transaction), and the block combines each tile before the next.
+SmallVector<Value> foldTiles(ImplicitLocOpBuilder &b, const Combiner &combiner,
+                             const ElementReader &reader, Value thread,
+                             Value lo, Value hi, ValueRange scratch) {
+  auto loop = scf::ForOp::create(
+      b, lo, hi, indexConstant(b, kBlockSize), combiner.neutralElements(),
+      [&](OpBuilder &nested, Location loc, Value tile, ValueRange carried) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        SmallVector<Value> row = readOrNeutral(
+            ib, combiner, reader, arith::AddIOp::create(ib, tile, thread), hi);
+        SmallVector<Value> total =
+            blockReduce(ib, combiner, thread, row, scratch);
+        scf::YieldOp::create(ib, combiner.combine(ib, carried, total));
+      });
+  return loop.getResults();
+}
+
+/// The rows [lo, hi) of a block folded and combined in the block (every
+/// thread gets the total): interleaved between its threads when the
+/// operator is commutative, else tile by tile.
+SmallVector<Value> foldBlockRange(ImplicitLocOpBuilder &b,
+                                  const Combiner &combiner,
+                                  const ElementReader &reader, Value thread,
+                                  Value lo, Value hi, ValueRange scratch) {
+  if (!combiner.isCommutative())
+    return foldTiles(b, combiner, reader, thread, lo, hi, scratch);
+  SmallVector<Value> acc =
+      foldInterleaved(b, combiner, reader, arith::AddIOp::create(b, lo, thread),
+                      hi, indexConstant(b, kBlockSize));
+  return blockReduce(b, combiner, thread, acc, scratch);
+}
+
+/// The block's share of all n rows folded and combined in the block (every
+/// thread gets the total): with a commutative operator each thread folds
+/// rows interleaved over the whole grid; otherwise each block folds its
+/// contiguous range of rows tile by tile.
 SmallVector<Value> foldBlockRows(ImplicitLocOpBuilder &b,
                                  const Combiner &combiner,
-                                 const ThreadIds &ids, Value n,
+                                 const ThreadIds &ids, Value n, Value blocks,
                                  ValueRange scratch,
                                  const ElementReader &reader) {
-  auto read = [&](ImplicitLocOpBuilder &ib, Value j) {
-    return reader.read(ib, j);
-  };
-  SmallVector<Value> acc;
   if (combiner.isCommutative()) {
-    acc = foldRows(b, combiner, combiner.neutralElements(), ids.global, n,
-                   ids.count, read);
-  } else {
-    auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
-    acc = foldRows(b, combiner, combiner.neutralElements(), lo, hi,
-                   indexConstant(b, 1), read);
+    SmallVector<Value> acc =
+        foldInterleaved(b, combiner, reader, ids.global, n, ids.count);
+    return blockReduce(b, combiner, ids.thread, acc, scratch);
   }
-  return blockReduce(b, combiner, ids.thread, acc, scratch);
+  auto [lo, hi] = contiguousRange(b, ids.block, blocks, n);
+  return foldTiles(b, combiner, reader, ids.thread, lo, hi, scratch);
 }
 
 /// Loads of element `j` of rank-1 buffers.
@@ -243,8 +338,8 @@ void lowerReduce(ReduceOp reduce) {
   launchKernel(host, blocks, combiner.workgroupTypes(), buffers,
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
                    ValueRange scratch) {
-                 SmallVector<Value> total =
-                     foldBlockRows(b, combiner, ids, n, scratch, reader);
+                 SmallVector<Value> total = foldBlockRows(
+                     b, combiner, ids, n, blocks, scratch, reader);
                  ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
                    storeAll(ib, total, partials, ids.block);
                  });
@@ -346,6 +441,10 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
   replaceSoac(reduce, asTensor(host, out, resultType), nullptr);
 }
 
+/// A scan in three kernels: each block folds its contiguous range of rows;
+/// one block scans the blocks' totals; each block rescans its range from its
+/// offset. Both passes over the rows go a tile of kBlockSize rows at a time,
+/// thread t at row tile + t, so that the loads and stores of a warp coalesce.
 void lowerScan(ScanOp scan) {
   ImplicitLocOpBuilder host(scan.getLoc(), scan);
   Fold fold(host, scan);
@@ -353,13 +452,8 @@ void lowerScan(ScanOp scan) {
   const ElementReader &reader = fold.reader;
   const Combiner &combiner = fold.combiner;
   Value n = fold.n, blocks = fold.blocks;
-  // Each thread's fold of its rows, kept for the rescan so that the input
-  // is read twice, not three times.
-  Value threads = arith::MulIOp::create(host, blocks,
-                                        indexConstant(host, kBlockSize));
-  SmallVector<Value> threadTotals, blockTotals, blockOffsets, outputs;
+  SmallVector<Value> blockTotals, blockOffsets, outputs;
   for (Value init : scan.getInits()) {
-    threadTotals.push_back(allocVector(host, init.getType(), threads));
     blockTotals.push_back(allocVector(host, init.getType(), blocks));
     blockOffsets.push_back(allocVector(host, init.getType(), blocks));
   }
@@ -367,21 +461,13 @@ void lowerScan(ScanOp scan) {
     auto type = cast<RankedTensorType>(t);
     outputs.push_back(allocBuffer(host, type, dynamicSizes(type, {n})));
   }
-  auto read = [&](ImplicitLocOpBuilder &ib, Value j) {
-    return reader.read(ib, j);
-  };
-  // 1. Each thread folds its contiguous range of rows; the total of each
-  // block's rows.
+  // 1. The total of each block's rows.
   launchKernel(host, blocks, combiner.workgroupTypes(), buffers,
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
                    ValueRange scratch) {
-                 auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
-                 SmallVector<Value> acc =
-                     foldRows(b, combiner, combiner.neutralElements(), lo, hi,
-                              indexConstant(b, 1), read);
-                 storeAll(b, acc, threadTotals, ids.global);
-                 SmallVector<Value> total =
-                     blockReduce(b, combiner, ids.thread, acc, scratch);
+                 auto [lo, hi] = contiguousRange(b, ids.block, blocks, n);
+                 SmallVector<Value> total = foldBlockRange(
+                     b, combiner, reader, ids.thread, lo, hi, scratch);
                  ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
                    storeAll(ib, total, blockTotals, ids.block);
                  });
@@ -409,24 +495,29 @@ void lowerScan(ScanOp scan) {
                   ib, combiner.combine(ib, running, loadTotals(ib, j)));
             });
       });
-  // 3. Each thread rescans its rows from its block's and its own offset.
+  // 3. Each block rescans its rows tile by tile: a row's value is the
+  // block's offset, the tiles before it, and its tile's rows up to it.
   launchKernel(
       host, blocks, combiner.workgroupTypes(), buffers,
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange scratch) {
-        auto [lo, hi] = contiguousRange(b, ids.global, ids.count, n);
-        SmallVector<Value> acc = loadAll(b, threadTotals, ids.global);
-        SmallVector<Value> inBlock =
-            blockExclusiveScan(b, combiner, ids.thread, acc, scratch).first;
-        SmallVector<Value> start = combiner.combine(
-            b, loadAll(b, blockOffsets, ids.block), inBlock);
+        auto [lo, hi] = contiguousRange(b, ids.block, blocks, n);
         scf::ForOp::create(
-            b, lo, hi, indexConstant(b, 1), start,
-            [&](OpBuilder &nested, Location loc, Value j, ValueRange running) {
+            b, lo, hi, indexConstant(b, kBlockSize),
+            loadAll(b, blockOffsets, ids.block),
+            [&](OpBuilder &nested, Location loc, Value tile,
+                ValueRange before) {
               ImplicitLocOpBuilder ib(loc, nested);
-              SmallVector<Value> next =
-                  combiner.combine(ib, running, read(ib, j));
-              storeAll(ib, next, outputs, j);
-              scf::YieldOp::create(ib, next);
+              Value j = arith::AddIOp::create(ib, tile, ids.thread);
+              SmallVector<Value> row =
+                  readOrNeutral(ib, combiner, reader, j, hi);
+              auto [inTile, tileTotal] =
+                  blockExclusiveScan(ib, combiner, ids.thread, row, scratch);
+              SmallVector<Value> value = combiner.combine(
+                  ib, combiner.combine(ib, before, inTile), row);
+              ifThen(ib, lessThan(ib, j, hi), [&](ImplicitLocOpBuilder &tb) {
+                storeAll(tb, value, outputs, j);
+              });
+              scf::YieldOp::create(ib, combiner.combine(ib, before, tileTotal));
             });
       });
   replaceSoac(scan, asTensors(host, outputs, scan.getResultTypes()),

@@ -11,12 +11,14 @@
 //                    one thread per element and range of rows, then one
 //                    per element)
 //                    blocks fold rows (interleaved when the operator is one
-//                    commutative op, else contiguous ranges), combine in the
+//                    commutative op, several loads in flight per thread,
+//                    else contiguous ranges a tile at a time), combine in the
 //                    block by warp shuffles and workgroup memory; one block
 //                    combines the blocks' partial results
-//   scan             thread and block totals; an exclusive scan of the
-//                    block totals in one block; each thread rescans its
-//                    rows from its offset
+//   scan             block totals; an exclusive scan of the block totals
+//                    in one block; each block rescans its rows from its
+//                    offset (both passes a tile of kBlockSize neighbouring
+//                    rows at a time, so that loads coalesce)
 //   scatter          copy of dest, then one thread per (index, row element)
 //   reduce_by_index  copy of dest, then one atomic per value (per element
 //                    of vector rows combined elementwise); one histogram

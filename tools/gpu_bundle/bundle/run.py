@@ -4,6 +4,7 @@ are timed where installed):
     python3 run.py OUTDIR           # everything, on a GPU machine: OUTDIR/results.{json,md}
     python3 run.py --check [OUTDIR] # the bundle's integrity, no GPU needed; a missing driver is a skip
     python3 run.py OUTDIR --only adbench/GMM --elements 10000000
+    python3 run.py OUTDIR --skip peers,arrays   # leave sections out
 
 Exit status: 0 when everything ran and passed (--check: the bundle is
 intact), 1 when something failed, 2 when no GPU is here to run on.
@@ -69,6 +70,8 @@ def main() -> int:
     parser.add_argument("--only", help="run only the programs whose name contains this")
     parser.add_argument("--elements", type=int, default=100_000_000, help="elements of the bandwidth kernels")
     parser.add_argument("--budget", type=float, default=450, help="seconds for all the runs together")
+    parser.add_argument("--skip", default="", metavar="SECTIONS",
+                        help=f"sections not to run, comma-separated: {', '.join(session.SECTIONS)}")
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -76,10 +79,14 @@ def main() -> int:
         return 0
     if options.outdir is None and not options.check:
         parser.error("OUTDIR is needed (or --check)")
+    skipped = {section for section in options.skip.split(",") if section}
+    if skipped - set(session.SECTIONS):
+        parser.error(f"--skip takes {', '.join(session.SECTIONS)}, not {', '.join(sorted(skipped - set(session.SECTIONS)))}")
     if options.check:
         results = {"check": session.check(BUNDLE)}
     else:
-        results = session.run(BUNDLE, manifest.read(BUNDLE), options.only, options.elements, options.budget)
+        results = session.run(BUNDLE, manifest.read(BUNDLE), options.only, options.elements, options.budget,
+                              skipped)
     if options.outdir:
         report.write(pathlib.Path(options.outdir), results)
     print(report.markdown(results))

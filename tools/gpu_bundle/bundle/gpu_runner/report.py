@@ -148,6 +148,8 @@ def markdown(report: dict) -> str:
     if "programs" in report:
         lines += programs_section(report) + arrays_section(report) + bandwidth_section(report) + adbench_section(report)
         lines += ["", f"The run took {report['seconds']} s."]
+        if report.get("skipped_sections"):
+            lines += [f"Sections left out (--skip): {', '.join(report['skipped_sections'])}."]
     return "\n".join(lines) + "\n"
 
 

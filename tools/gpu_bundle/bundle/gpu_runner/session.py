@@ -16,6 +16,8 @@ from . import arrays
 from .check import check
 from .children import Deadline, run_child
 
+# The sections of a run, in their order; `--skip` leaves some out.
+SECTIONS = ("programs", "arrays", "bandwidth", "peers")
 PROGRAM_TIMEOUT_S = 60
 BANDWIDTH_TIMEOUT_S = 120
 PEER_TIMEOUT_S = 240
@@ -62,10 +64,11 @@ def array_runs(selected: list[dict], only: str | None, deadline: Deadline) -> tu
     return libraries, results
 
 
-def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budget_s: float) -> dict:
+def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budget_s: float,
+        skipped: set[str] = frozenset()) -> dict:
     began = time.monotonic()
     deadline = Deadline(budget_s)
-    report: dict = {"check": check(bundle)}
+    report: dict = {"check": check(bundle), "skipped_sections": sorted(skipped)}
     if report["check"]["integrity"] != "passed" or report["check"]["gpu"] != "ready":
         return report
     selected = [p for p in data["programs"] if only is None or only in p["name"]]
@@ -73,7 +76,7 @@ def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budge
     report["copy"] = copy["lines"][0] if copy["lines"] else {"failure": copy["failure"]}
 
     report["programs"] = []
-    for program in (p for p in selected if p["kind"] != "bandwidth"):
+    for program in (p for p in selected if p["kind"] != "bandwidth" and "programs" not in skipped):
         entry = {"name": program["name"], "kind": program["kind"], "host_accesses": program.get("host_accesses", []),
                  "modes": {}}
         if "build_error" in program:
@@ -86,12 +89,13 @@ def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budge
         print(f"  {program['name']}: " + ", ".join(
             f"{mode} {sum(r['passed'] for r in runs)}/{len(runs)}" for mode, runs in entry["modes"].items()), flush=True)
 
-    report["array_libraries"], report["arrays"] = array_runs(selected, only, deadline)
+    report["array_libraries"], report["arrays"] = array_runs(selected, only, deadline) if "arrays" not in skipped else ([], [])
     print(f"  GPU arrays in and out ({', '.join(report['array_libraries']) or 'neither CuPy nor PyTorch installed'}): "
           f"{sum(r['passed'] for r in report['arrays'])}/{len(report['arrays'])} passed", flush=True)
 
     report["bandwidth"] = []
-    for program in (p for p in selected if p["kind"] == "bandwidth" and "build_error" not in p):
+    for program in (p for p in selected if p["kind"] == "bandwidth" and "build_error" not in p
+                    and "bandwidth" not in skipped):
         for mode in modes(program):
             child = run_child(["bandwidth", program["name"], mode, str(elements)], BANDWIDTH_TIMEOUT_S, deadline)
             line = child["lines"][0] if child["lines"] else {
@@ -100,7 +104,8 @@ def run(bundle: pathlib.Path, data: dict, only: str | None, elements: int, budge
             print(f"  {program['name']} ({mode}): {line.get('gb_s', 0):.0f} GB/s {line.get('problem') or ''}", flush=True)
 
     report["peers"] = []
-    tools = [t for t, package in (("jax", "jax"), ("torch", "torch")) if importlib.util.find_spec(package)]
+    tools = [t for t, package in (("jax", "jax"), ("torch", "torch"))
+             if importlib.util.find_spec(package) and "peers" not in skipped]
     report["peer_tools"] = tools
     for program in (p for p in selected if p["kind"] == "adbench" and "build_error" not in p):
         for tool in tools:
