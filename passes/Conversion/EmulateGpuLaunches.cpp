@@ -1,16 +1,24 @@
 //===- EmulateGpuLaunches.cpp - gpu.launch as loops on the CPU ------------===//
 //
 // Checking kernels without a GPU: each gpu.launch becomes loops over blocks
-// and threads around a copy of its body (see Passes.td).
+// and threads around a copy of its body, or, where its threads synchronize,
+// loops over blocks around an OpenMP team running the block's threads
+// concurrently (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace soac {
@@ -22,32 +30,47 @@ using namespace mlir;
 
 namespace {
 
-/// Fails (with an error at the op) when a thread of `launch` may wait for
-/// another: running the threads one after the other would deadlock or read
-/// what the others have not written yet.
-LogicalResult checkIndependentThreads(gpu::LaunchOp launch) {
-  if (!launch.getWorkgroupAttributions().empty() ||
-      !launch.getPrivateAttributions().empty())
+/// Whether the threads of `launch` wait for each other (barriers, warp
+/// shuffles) or share workgroup memory: such a kernel runs its threads
+/// concurrently (emulateWithThreads), any other one after the other.
+bool synchronizes(gpu::LaunchOp launch) {
+  if (!launch.getWorkgroupAttributions().empty())
+    return true;
+  return launch.getBody()
+      .walk([](Operation *op) {
+        return isa<gpu::BarrierOp, gpu::ShuffleOp>(op) ? WalkResult::interrupt()
+                                                        : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Fails (with an error at the op) when `launch` has what neither way of
+/// running it supports.
+LogicalResult checkEmulable(gpu::LaunchOp launch) {
+  if (!launch.getPrivateAttributions().empty())
     return launch.emitOpError()
-           << "cannot be emulated by sequential threads: it uses workgroup "
-              "or private memory";
+           << "cannot be emulated on the CPU: it uses private memory";
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
     return launch.emitOpError()
-           << "cannot be emulated by sequential threads: it is asynchronous";
+           << "cannot be emulated on the CPU: it is asynchronous";
   if (!launch.getBody().hasOneBlock())
     return launch.emitOpError()
-           << "cannot be emulated by sequential threads: its body has "
-              "several blocks";
-  WalkResult waits = launch.getBody().walk([](Operation *op) {
-    if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp,
-            gpu::AllReduceOp>(op)) {
-      op->emitOpError() << "cannot be emulated by sequential threads: the "
-                           "threads of its kernel synchronize";
+           << "cannot be emulated on the CPU: its body has several blocks";
+  WalkResult unsupported = launch.getBody().walk([](Operation *op) {
+    if (isa<gpu::SubgroupReduceOp, gpu::AllReduceOp>(op)) {
+      op->emitOpError() << "cannot be emulated on the CPU: only barriers and "
+                           "shuffles synchronize emulated threads";
+      return WalkResult::interrupt();
+    }
+    if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
+        shuffle && !isa<IntegerType, FloatType>(shuffle.getValue().getType())) {
+      op->emitOpError()
+          << "cannot be emulated on the CPU: it shuffles a vector";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
-  return failure(waits.wasInterrupted());
+  return failure(unsupported.wasInterrupted());
 }
 
 /// The ids and sizes of the launch's body, as the values of the loops.
@@ -68,9 +91,9 @@ struct Dims {
 };
 
 /// Copies the body of `launch` into the builder's block, ids and sizes
-/// mapped to `dims`.
-void copyBody(OpBuilder &b, gpu::LaunchOp launch, const Dims &dims) {
-  IRMapping mapping;
+/// mapped to `dims`, values already in `mapping` (workgroup memory) to theirs.
+void copyBody(OpBuilder &b, gpu::LaunchOp launch, const Dims &dims,
+              IRMapping mapping = {}) {
   auto bind = [&](gpu::KernelDim3 args, const gpu::KernelDim3 &values) {
     mapping.map(args.x, values.x);
     mapping.map(args.y, values.y);
@@ -130,6 +153,166 @@ void emulate(gpu::LaunchOp launch) {
   launch.erase();
 }
 
+/// The id of a thread of a block of `sizes` threads from its linear id
+/// (x varies fastest, as a GPU numbers the lanes of a warp).
+gpu::KernelDim3 unlinearize(ImplicitLocOpBuilder &b, Value linear,
+                            const gpu::KernelDim3 &sizes) {
+  Value x = arith::RemUIOp::create(b, linear, sizes.x);
+  Value rest = arith::DivUIOp::create(b, linear, sizes.x);
+  Value y = arith::RemUIOp::create(b, rest, sizes.y);
+  Value z = arith::DivUIOp::create(b, rest, sizes.y);
+  return {x, y, z};
+}
+
+/// The declaration of `name` (a function of the OpenMP runtime) in `module`.
+func::FuncOp runtimeFunction(ModuleOp module, StringRef name,
+                             FunctionType type) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto function = func::FuncOp::create(b, module.getLoc(), name, type);
+  function.setPrivate();
+  return function;
+}
+
+/// A barrier of the innermost OpenMP team, as a call of the runtime's
+/// `__kmpc_barrier` (what omp.barrier becomes), because buffer deallocation,
+/// which runs after this pass, refuses omp.barrier (it declares no memory
+/// effects) but knows calls. The runtime takes a null source location.
+void teamBarrier(OpBuilder &b, Location loc, ModuleOp module) {
+  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+  auto i32 = b.getI32Type();
+  func::FuncOp threadId =
+      runtimeFunction(module, "__kmpc_global_thread_num",
+                      b.getFunctionType({pointer}, {i32}));
+  func::FuncOp barrier = runtimeFunction(
+      module, "__kmpc_barrier", b.getFunctionType({pointer, i32}, {}));
+  Value nowhere = LLVM::ZeroOp::create(b, loc, pointer);
+  Value id = func::CallOp::create(b, loc, threadId, ValueRange{nowhere})
+                 .getResult(0);
+  func::CallOp::create(b, loc, barrier, ValueRange{nowhere, id});
+}
+
+/// A warp shuffle among the emulated threads: each writes its value into
+/// its slot of `exchange`, all wait, each reads its source lane's slot (its
+/// own value where the source is out of the width, as a GPU gives), all wait
+/// again before the slots can be written anew.
+void emulateShuffle(gpu::ShuffleOp shuffle, Value exchange, Value linear,
+                    ModuleOp module) {
+  ImplicitLocOpBuilder b(shuffle.getLoc(), shuffle);
+  memref::StoreOp::create(b, shuffle.getValue(), exchange, linear);
+  teamBarrier(b, b.getLoc(), module);
+  Type index = b.getIndexType();
+  Value offset = arith::IndexCastUIOp::create(b, index, shuffle.getOffset());
+  Value width = arith::IndexCastUIOp::create(b, index, shuffle.getWidth());
+  Value lane = arith::RemUIOp::create(b, linear, width);
+  Value first = arith::SubIOp::create(b, linear, lane);
+  Value source;
+  switch (shuffle.getMode()) {
+  case gpu::ShuffleMode::XOR:
+    source = arith::XOrIOp::create(b, lane, offset);
+    break;
+  case gpu::ShuffleMode::UP:
+    // Below lane 0 it wraps to a huge unsigned value: out of the width.
+    source = arith::SubIOp::create(b, lane, offset);
+    break;
+  case gpu::ShuffleMode::DOWN:
+    source = arith::AddIOp::create(b, lane, offset);
+    break;
+  case gpu::ShuffleMode::IDX:
+    source = offset;
+    break;
+  }
+  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, source, width);
+  Value from = arith::AddIOp::create(
+      b, first, arith::SelectOp::create(b, valid, source, lane));
+  Value value = memref::LoadOp::create(b, exchange, from);
+  teamBarrier(b, b.getLoc(), module);
+  shuffle.getShuffleResult().replaceAllUsesWith(value);
+  shuffle.getValid().replaceAllUsesWith(valid);
+  shuffle.erase();
+}
+
+/// A kernel whose threads synchronize: its blocks one after the other, the
+/// threads of each as an OpenMP team of as many threads, so that they run
+/// concurrently and wait for each other as a GPU's would. Barriers become
+/// team barriers, shuffles exchanges through memory (emulateShuffle),
+/// workgroup memory one buffer that every block reuses.
+void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
+  ImplicitLocOpBuilder b(launch.getLoc(), launch);
+  // The buffers below are stack allocations: scoped, so that a launch in a
+  // loop does not grow the stack.
+  auto scope = memref::AllocaScopeOp::create(b, TypeRange{});
+  Block *scopeBody = b.createBlock(&scope.getBodyRegion());
+  b.setInsertionPointToStart(scopeBody);
+  auto terminator = memref::AllocaScopeReturnOp::create(b, ValueRange{});
+  b.setInsertionPoint(terminator);
+
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Dims dims;
+  dims.grid = {launch.getGridSizeX(), launch.getGridSizeY(),
+               launch.getGridSizeZ()};
+  dims.blockSize = {launch.getBlockSizeX(), launch.getBlockSizeY(),
+                    launch.getBlockSizeZ()};
+  Value threads = arith::MulIOp::create(
+      b, arith::MulIOp::create(b, dims.blockSize.x, dims.blockSize.y),
+      dims.blockSize.z);
+  IRMapping mapping;
+  for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    auto onHost = MemRefType::get(type.getShape(), type.getElementType());
+    mapping.map(attribution, memref::AllocaOp::create(b, onHost).getResult());
+  }
+  // One exchange buffer per type shuffled, a slot per thread.
+  llvm::MapVector<Type, Value> exchanges;
+  launch.getBody().walk([&](gpu::ShuffleOp shuffle) {
+    if (!exchanges.count(shuffle.getValue().getType()))
+      exchanges[shuffle.getValue().getType()] = memref::AllocaOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, shuffle.getValue().getType()),
+          ValueRange{threads});
+  });
+
+  SmallVector<std::pair<Value, Value *>> loops = {
+      {dims.grid.z, &dims.block.z},
+      {dims.grid.y, &dims.block.y},
+      {dims.grid.x, &dims.block.x}};
+  for (auto [size, iv] : loops) {
+    auto loop = scf::ForOp::create(b, zero, size, one);
+    *iv = loop.getInductionVar();
+    b.setInsertionPointToStart(loop.getBody());
+  }
+  omp::ParallelOperands team;
+  team.numThreads = arith::IndexCastOp::create(b, b.getI32Type(), threads);
+  auto parallel = omp::ParallelOp::create(b, team);
+  b.setInsertionPointToStart(b.createBlock(&parallel.getRegion()));
+  auto end = omp::TerminatorOp::create(b);
+  b.setInsertionPoint(end);
+  func::FuncOp threadNum = runtimeFunction(
+      module, "omp_get_thread_num", b.getFunctionType({}, {b.getI32Type()}));
+  Value linear = arith::IndexCastUIOp::create(
+      b, b.getIndexType(), func::CallOp::create(b, threadNum).getResult(0));
+  dims.thread = unlinearize(b, linear, dims.blockSize);
+  copyBody(b, launch, dims, mapping);
+
+  SmallVector<Operation *> waits;
+  parallel.getRegion().walk([&](Operation *op) {
+    if (isa<gpu::BarrierOp, gpu::ShuffleOp>(op))
+      waits.push_back(op);
+  });
+  for (Operation *op : waits) {
+    if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      emulateShuffle(shuffle, exchanges[shuffle.getValue().getType()], linear,
+                     module);
+      continue;
+    }
+    OpBuilder at(op);
+    teamBarrier(at, op->getLoc(), module);
+    op->erase();
+  }
+  launch.erase();
+}
+
 struct SoacEmulateGpuLaunchesPass
     : soac::impl::SoacEmulateGpuLaunchesBase<SoacEmulateGpuLaunchesPass> {
   void runOnOperation() override {
@@ -139,11 +322,15 @@ struct SoacEmulateGpuLaunchesPass
     });
     bool emulable = true;
     for (gpu::LaunchOp launch : launches)
-      emulable &= succeeded(checkIndependentThreads(launch));
+      emulable &= succeeded(checkEmulable(launch));
     if (!emulable)
       return signalPassFailure();
-    for (gpu::LaunchOp launch : launches)
-      emulate(launch);
+    for (gpu::LaunchOp launch : launches) {
+      if (synchronizes(launch))
+        emulateWithThreads(launch, getOperation());
+      else
+        emulate(launch);
+    }
   }
 };
 

@@ -137,6 +137,12 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
     %y = bufferization.to_tensor %yb restrict writable : memref<?xf32> to tensor<?xf32>
     ```
   }];
+  let options = [
+    Option<"foldBlocks", "fold-blocks", "int64_t", /*default=*/"1024",
+           "The most blocks of the kernels that fold rows (reduce, scan): "
+           "each block folds a contiguous range of rows a tile of 256 at a "
+           "time (tests set few, so that small inputs span several tiles)">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
     "mlir::gpu::GPUDialect", "mlir::LLVM::LLVMDialect",
@@ -395,20 +401,36 @@ def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
 def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp"> {
   let summary = "Run gpu.launch kernels as sequential loops on the CPU (to check kernels without a GPU)";
   let description = [{
-    Replaces each `gpu.launch` by loops over its blocks and, inside, over
-    its threads, that run the kernel's body one thread after the other. The
-    result is a CPU program computing what the kernel computes, so that the
-    code `convert-soac-to-gpu` generates can be compared with the
-    interpreter on machines without a GPU: pass it to `soac-lower-to-cpu`
-    after `convert-soac-to-gpu`.
+    Replaces each `gpu.launch` by a CPU program computing what the kernel
+    computes, so that the code `convert-soac-to-gpu` generates can be
+    compared with the interpreter on machines without a GPU: pass it to
+    `soac-lower-to-cpu` after `convert-soac-to-gpu`.
 
-    Running threads one after the other is one of the orders a GPU may run
-    them in, so it is faithful for kernels whose threads do not wait for
-    each other: kernels that synchronize (`gpu.barrier`, warp shuffles,
-    workgroup memory) are an error at their location. It checks what each
-    thread computes, not the absence of races.
+    - A kernel whose threads do not wait for each other becomes loops over
+      its blocks and, inside, over its threads, running the body one thread
+      after the other (one of the orders a GPU may run them in).
+    - A kernel whose threads synchronize (`gpu.barrier`, `gpu.shuffle`,
+      workgroup memory: reductions, scans, one block per row) becomes loops
+      over its blocks around an OpenMP team (`omp.parallel`) of as many
+      threads as a block has, which run the body concurrently: barriers
+      become team barriers (calls of the OpenMP runtime's `__kmpc_barrier`,
+      what `omp.barrier` becomes, since buffer deallocation refuses that
+      op), a shuffle a store of each thread's value into a
+      slot of a buffer, a barrier, a load of the source lane's slot (the
+      thread's own value where the source is outside the width, as on a
+      GPU) and a barrier; workgroup memory is one stack buffer that the
+      blocks, run one after the other, reuse. Warps are emulated as the
+      whole block, so a shuffle must be reached by every thread of the
+      block, as the kernels of `convert-soac-to-gpu` do. The program needs
+      the OpenMP runtime.
+
+    It checks what each thread computes, not the absence of races.
+    Subgroup and block reductions of the gpu dialect, private memory, and
+    asynchronous launches are errors at their location.
   }];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::omp::OpenMPDialect",
+                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def SoacHostBufferCopies : Pass<"soac-host-buffer-copies", "mlir::ModuleOp"> {

@@ -1,11 +1,14 @@
-"""GPU kernels checked without a GPU: convert-soac-to-gpu's kernels, run by
-soac-emulate-gpu-launches as loops over their blocks and threads on the CPU,
-compute what the reference interpreter does.
+"""GPU kernels checked without a GPU: convert-soac-to-gpu's kernels, run on
+the CPU by soac-emulate-gpu-launches, compute what the reference interpreter
+does.
 
-Only kernels whose threads never wait for each other can run this way (maps
-run one thread per row, folds of vector rows, scatters, histograms);
-reductions and scans synchronize their threads and run only on a GPU
-(test_compile_gpu.py).
+Kernels whose threads never wait for each other (maps one thread per row,
+folds of vector rows, scatters, histograms) run as loops over their blocks
+and threads. Kernels whose threads synchronize (reductions and scans by
+warp shuffles and workgroup memory, one block per row) run each block's
+threads as an OpenMP team, barriers and shuffles between them: slower (256
+threads on the machine's cores), so they run at fewer rows, and with at
+most 2 folding blocks so that each block folds several tiles of rows.
 """
 
 from __future__ import annotations
@@ -22,15 +25,16 @@ from gpu_programs import CASES, SIZES, assert_same_results
 
 
 class EmulatedGpu:
-    """convert-soac-to-gpu, its launches made loops, then the CPU pipeline
-    (which finds no SOAC left and bufferizes and lowers the kernels' code)."""
+    """convert-soac-to-gpu (reduces and scans folded by at most 2 blocks),
+    its launches emulated, then the CPU pipeline (which finds no SOAC left
+    and bufferizes and lowers the kernels' code)."""
 
     TARGET = "cpu"
 
     def pipeline(self) -> str:
         return (
             "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,"
-            "convert-soac-to-gpu,canonicalize,cse,soac-emulate-gpu-launches,"
+            "convert-soac-to-gpu{fold-blocks=2},canonicalize,cse,soac-emulate-gpu-launches,"
             "soac-lower-to-cpu{openmp=false})"
         )
 
@@ -57,12 +61,46 @@ EMULATED = [
 ]
 
 
+# The cases with kernels whose threads synchronize, and the most rows each
+# runs at (one block per row: a block of 256 threads emulated per row).
+EMULATED_WITH_THREADS = {
+    "sum": 1003,
+    "sum_of_squares": 1003,
+    "argmin": 1003,
+    "cumsum": 1003,
+    "recurrence": 1003,
+    "gather_squares": 1003,
+    "grad_sum_of_squares": 1003,
+    "grad_gather_squares": 1003,
+    "grad_matvec": 1003,
+    "grad_matmul": 1003,
+    "matvec": 40,
+    "row_cumsum": 40,
+    "softmax_rows": 40,
+}
+
+
 def emulated(source: str, function: str):
     with ir.Context():
         module = soac.parse(source)
         entry = signature(function, public_functions(module)[function])
         lowered = lower(module, options=EmulatedGpu(), only=function)
-        return jit.jit(lowered, [entry], openmp=False)[function]
+        # The OpenMP runtime runs the teams of kernels that synchronize.
+        return jit.jit(lowered, [entry], openmp=True)[function]
+
+
+def interpreted(source: str, function: str, args):
+    """The interpreter's results (derivatives expanded by soac-autodiff first)."""
+    with ir.Context():
+        module = lower(soac.parse(source), options=DerivativesExpanded(), only=function)
+        return soac.interpret(module, function, *args)
+
+
+class DerivativesExpanded:
+    TARGET = "cpu"
+
+    def pipeline(self) -> str:
+        return "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse)"
 
 
 @pytest.mark.parametrize("n", SIZES[:4])
@@ -76,7 +114,24 @@ def test_kernels_compute_what_the_interpreter_does(function, n):
     assert_same_results(actual, expected, n)
 
 
-def test_kernels_that_synchronize_threads_are_errors():
+@pytest.mark.parametrize("function", sorted(EMULATED_WITH_THREADS))
+def test_kernels_whose_threads_synchronize_compute_what_the_interpreter_does(function):
+    """Reductions, scans, one block per row: barriers, shuffles and workgroup
+    memory between concurrent threads; at n = 1003, 2 folding blocks fold 2
+    tiles of rows each, so the carry between tiles is checked too."""
+    source, make_args = CASES[function]
+    compiled = emulated(source, function)
+    for n in [0, 1, 7, EMULATED_WITH_THREADS[function]]:
+        args = make_args(n)
+        assert_same_results(compiled(*args), interpreted(source, function, args), n)
+
+
+def test_fold_blocks_must_be_positive():
     source, _ = CASES["sum"]
-    with pytest.raises(soac.LoweringError, match="cannot be emulated by sequential threads"):
-        emulated(source, "sum")
+
+    class NoBlocks(EmulatedGpu):
+        def pipeline(self) -> str:
+            return super().pipeline().replace("fold-blocks=2", "fold-blocks=0")
+
+    with ir.Context(), pytest.raises(soac.LoweringError, match="fold-blocks must be at least 1, not 0"):
+        lower(soac.parse(source), options=NoBlocks(), only="sum")

@@ -23,10 +23,6 @@ namespace soac::kernels {
 constexpr int64_t kBlockSize = 256;
 constexpr int64_t kWarpSize = 32;
 constexpr int64_t kWarpsPerBlock = kBlockSize / kWarpSize;
-/// Blocks of the kernels whose threads each fold a range of rows (the phases
-/// of reduce and scan): enough to keep every multiprocessor of a large GPU
-/// busy, few enough for one block to combine their partial results.
-constexpr int64_t kFoldBlocks = 1024;
 
 /// Succeeds when `region` (a SOAC body or operator) can run inside a kernel:
 /// its values are scalars, and it reads tensors defined outside it only with

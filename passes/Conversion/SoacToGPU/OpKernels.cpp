@@ -37,9 +37,9 @@ Value allocVector(ImplicitLocOpBuilder &host, Type element, Value count) {
 }
 
 /// Blocks of the kernels folding `n` rows: one row per thread up to
-/// kFoldBlocks blocks.
-Value foldBlocks(ImplicitLocOpBuilder &host, Value n) {
-  return minIndex(host, blocksFor(host, n), indexConstant(host, kFoldBlocks));
+/// `maxBlocks` blocks.
+Value foldBlocks(ImplicitLocOpBuilder &host, Value n, int64_t maxBlocks) {
+  return minIndex(host, blocksFor(host, n), indexConstant(host, maxBlocks));
 }
 
 Value product(ImplicitLocOpBuilder &b, ValueRange sizes) {
@@ -302,11 +302,11 @@ void storeAll(ImplicitLocOpBuilder &b, ValueRange values, ValueRange buffers,
 /// operator, the number of rows and of blocks folding them.
 struct Fold {
   template <typename OpTy>
-  Fold(ImplicitLocOpBuilder &host, OpTy op)
+  Fold(ImplicitLocOpBuilder &host, OpTy op, int64_t maxBlocks)
       : buffers(withFreeTensors(host, op.getBody())),
         reader(host, buffers, op.getInputs(), op),
         combiner(op.getBody(), op.getInits()), n(reader.size(host)),
-        blocks(foldBlocks(host, n)) {}
+        blocks(foldBlocks(host, n, maxBlocks)) {}
 
   static Buffers withFreeTensors(ImplicitLocOpBuilder &host, Region &body) {
     Buffers buffers;
@@ -323,9 +323,9 @@ struct Fold {
 
 } // namespace
 
-void lowerReduce(ReduceOp reduce) {
+void lowerReduce(ReduceOp reduce, int64_t maxBlocks) {
   ImplicitLocOpBuilder host(reduce.getLoc(), reduce);
-  Fold fold(host, reduce);
+  Fold fold(host, reduce, maxBlocks);
   Buffers &buffers = fold.buffers;
   const ElementReader &reader = fold.reader;
   const Combiner &combiner = fold.combiner;
@@ -445,9 +445,9 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
 /// one block scans the blocks' totals; each block rescans its range from its
 /// offset. Both passes over the rows go a tile of kBlockSize rows at a time,
 /// thread t at row tile + t, so that the loads and stores of a warp coalesce.
-void lowerScan(ScanOp scan) {
+void lowerScan(ScanOp scan, int64_t maxBlocks) {
   ImplicitLocOpBuilder host(scan.getLoc(), scan);
-  Fold fold(host, scan);
+  Fold fold(host, scan, maxBlocks);
   Buffers &buffers = fold.buffers;
   const ElementReader &reader = fold.reader;
   const Combiner &combiner = fold.combiner;

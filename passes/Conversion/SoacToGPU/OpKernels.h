@@ -27,19 +27,21 @@ void lowerIota(IotaOp iota);
 /// on the host, which the GPU pipeline does not lower.)
 void lowerSplat(mlir::tensor::SplatOp splat);
 
-/// Blocks fold rows (interleaved when the operator is one commutative op,
-/// else contiguous ranges) and combine them by warp shuffles and workgroup
-/// memory; one block combines the blocks' partial results.
-void lowerReduce(ReduceOp reduce);
+/// At most `maxBlocks` blocks fold rows (interleaved when the operator is
+/// one commutative op, else contiguous ranges a tile at a time) and combine
+/// them by warp shuffles and workgroup memory; one block combines the
+/// blocks' partial results.
+void lowerReduce(ReduceOp reduce, int64_t maxBlocks);
 
 /// A reduce of vector rows (of any rank) combined elementwise by `op`, the
 /// scalar operator: one thread per element and range of rows, then one per
 /// element.
 void lowerColumnReduce(ReduceOp reduce, mlir::Region &op);
 
-/// Thread and block totals, an exclusive scan of the block totals in one
-/// block, then each thread rescans its rows from its offset.
-void lowerScan(ScanOp scan);
+/// Block totals (at most `maxBlocks` blocks, each a contiguous range of
+/// rows), an exclusive scan of the block totals in one block, then each
+/// block rescans its rows from its offset.
+void lowerScan(ScanOp scan, int64_t maxBlocks);
 
 /// A copy of the destination, then one thread per (index, row element).
 void lowerScatter(ScatterOp scatter);

@@ -135,6 +135,8 @@ LogicalResult checkSupported(Operation *op) {
 
 struct ConvertSoacToGPUPass
     : soac::impl::ConvertSoacToGPUBase<ConvertSoacToGPUPass> {
+  using ConvertSoacToGPUBase::ConvertSoacToGPUBase;
+
   void runOnOperation() override {
     // The SOACs not nested in other SOACs, in program order: nested ones run
     // inside their parent's kernel.
@@ -171,6 +173,13 @@ struct ConvertSoacToGPUPass
           map && !map->use_empty() &&
           fusedScalarMap(map.getResult(0), *map->getUsers().begin()) == map)
         continue;
+      if (foldBlocks < 1 && isa<ReduceOp, ScanOp>(op)) {
+        op->emitOpError() << "needs blocks to fold its rows: "
+                          << "convert-soac-to-gpu's fold-blocks must be at "
+                             "least 1, not "
+                          << static_cast<int64_t>(foldBlocks);
+        return signalPassFailure();
+      }
       llvm::TypeSwitch<Operation *>(op)
           .Case([](MapOp op) {
             if (!needsRowKernel(op))
@@ -180,14 +189,14 @@ struct ConvertSoacToGPUPass
             else
               lowerThreadKernel(op);
           })
-          .Case([](ReduceOp op) {
+          .Case([&](ReduceOp op) {
             // Vector rows combined elementwise: a fold per element.
             if (Region *scalar = scalarOperator(op); scalar != &op.getBody())
               lowerColumnReduce(op, *scalar);
             else
-              lowerReduce(op);
+              lowerReduce(op, foldBlocks);
           })
-          .Case([](ScanOp op) { lowerScan(op); })
+          .Case([&](ScanOp op) { lowerScan(op, foldBlocks); })
           .Case([](ScatterOp op) { lowerScatter(op); })
           .Case([](ReduceByIndexOp op) { lowerReduceByIndex(op); })
           .Case([](IotaOp op) { lowerIota(op); });

@@ -53,3 +53,59 @@ func.func @ids_from_ops(%x: memref<256xindex>, %blocks: index) {
   }
   return
 }
+
+// -----
+
+// Threads that synchronize run as an OpenMP team per block: workgroup
+// memory is a stack buffer made once, a barrier a team barrier, a shuffle a
+// store into the thread's slot, a barrier, a load of the source lane's slot
+// (the thread's own where the source is out of the width) and a barrier.
+// CHECK-LABEL: func.func @warp_sums
+// CHECK-NOT: gpu.launch
+// CHECK: memref.alloca_scope
+// CHECK: %[[SHARED:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: %[[SLOTS:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: omp.parallel num_threads(%{{.*}} : i32)
+// CHECK: %[[ID:.*]] = func.call @omp_get_thread_num() : () -> i32
+// CHECK: %[[T:.*]] = arith.index_castui %[[ID]] : i32 to index
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%[[T]]] : memref<?xf32>
+// CHECK: func.call @__kmpc_barrier
+// CHECK: %[[LANE:.*]] = arith.remui %[[T]], %{{.*}} : index
+// CHECK: %[[SOURCE:.*]] = arith.xori %[[LANE]], %{{.*}} : index
+// CHECK: %[[VALID:.*]] = arith.cmpi ult, %[[SOURCE]], %{{.*}} : index
+// CHECK: arith.select %[[VALID]], %[[SOURCE]], %[[LANE]] : index
+// CHECK: memref.load %[[SLOTS]]
+// CHECK: func.call @__kmpc_barrier
+// CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: func.call @__kmpc_barrier
+// CHECK: memref.load %[[SHARED]]
+// CHECK: omp.terminator
+// CHECK: func.func private @omp_get_thread_num() -> i32
+// CHECK: func.func private @__kmpc_global_thread_num(!llvm.ptr) -> i32
+// CHECK: func.func private @__kmpc_barrier(!llvm.ptr, i32)
+func.func @warp_sums(%x: memref<?xf32>, %blocks: index) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1 : i32
+  %width = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<8xf32, #gpu.address_space<workgroup>>) {
+    %base = arith.muli %bx, %sx : index
+    %i = arith.addi %base, %tx : index
+    %v = memref.load %x[%i] : memref<?xf32>
+    %other, %valid = gpu.shuffle xor %v, %one, %width : f32
+    %pair = arith.addf %v, %other : f32
+    %warp = arith.divui %tx, %c32 : index
+    memref.store %pair, %shared[%warp] : memref<8xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %first = memref.load %shared[%warp] : memref<8xf32, #gpu.address_space<workgroup>>
+    memref.store %first, %x[%i] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}

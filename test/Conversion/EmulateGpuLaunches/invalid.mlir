@@ -1,14 +1,13 @@
-// Kernels whose threads wait for each other cannot run one thread after
-// the other: an error at the op that synchronizes.
+// What neither way of emulating a kernel supports: an error at its location.
 // RUN: soac-opt %s --soac-emulate-gpu-launches --split-input-file -verify-diagnostics
 
-func.func @barrier(%x: memref<?xf32>) {
+func.func @private_memory(%x: memref<?xf32>) {
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
+  // expected-error @+1 {{'gpu.launch' op cannot be emulated on the CPU: it uses private memory}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
-             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
-    // expected-error @+1 {{'gpu.barrier' op cannot be emulated by sequential threads: the threads of its kernel synchronize}}
-    gpu.barrier
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1)
+             private(%mine : memref<4xf32, #gpu.address_space<private>>) {
     gpu.terminator
   }
   return
@@ -16,13 +15,31 @@ func.func @barrier(%x: memref<?xf32>) {
 
 // -----
 
-func.func @workgroup_memory(%x: memref<?xf32>) {
+func.func @subgroup_reduce(%x: memref<?xf32>) {
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
-  // expected-error @+1 {{'gpu.launch' op cannot be emulated by sequential threads: it uses workgroup or private memory}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
-             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1)
-             workgroup(%shared : memref<256xf32, #gpu.address_space<workgroup>>) {
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<?xf32>
+    // expected-error @+1 {{'gpu.subgroup_reduce' op cannot be emulated on the CPU: only barriers and shuffles synchronize emulated threads}}
+    %s = gpu.subgroup_reduce add %v : (f32) -> f32
+    memref.store %s, %x[%tx] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @vector_shuffle(%x: vector<2xf32>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1 : i32
+  %width = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{'gpu.shuffle' op cannot be emulated on the CPU: it shuffles a vector}}
+    %r, %valid = gpu.shuffle xor %x, %one, %width : vector<2xf32>
     gpu.terminator
   }
   return
