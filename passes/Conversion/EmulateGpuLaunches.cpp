@@ -9,9 +9,9 @@
 #include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -164,7 +164,7 @@ gpu::KernelDim3 unlinearize(ImplicitLocOpBuilder &b, Value linear,
   return {x, y, z};
 }
 
-/// The declaration of `name` (a function of the OpenMP runtime) in `module`.
+/// The declaration of `name`, a function of the OpenMP runtime, in `module`.
 func::FuncOp runtimeFunction(ModuleOp module, StringRef name,
                              FunctionType type) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
@@ -175,33 +175,14 @@ func::FuncOp runtimeFunction(ModuleOp module, StringRef name,
   return function;
 }
 
-/// A barrier of the innermost OpenMP team, as a call of the runtime's
-/// `__kmpc_barrier` (what omp.barrier becomes), because buffer deallocation,
-/// which runs after this pass, refuses omp.barrier (it declares no memory
-/// effects) but knows calls. The runtime takes a null source location.
-void teamBarrier(OpBuilder &b, Location loc, ModuleOp module) {
-  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
-  auto i32 = b.getI32Type();
-  func::FuncOp threadId =
-      runtimeFunction(module, "__kmpc_global_thread_num",
-                      b.getFunctionType({pointer}, {i32}));
-  func::FuncOp barrier = runtimeFunction(
-      module, "__kmpc_barrier", b.getFunctionType({pointer, i32}, {}));
-  Value nowhere = LLVM::ZeroOp::create(b, loc, pointer);
-  Value id = func::CallOp::create(b, loc, threadId, ValueRange{nowhere})
-                 .getResult(0);
-  func::CallOp::create(b, loc, barrier, ValueRange{nowhere, id});
-}
-
 /// A warp shuffle among the emulated threads: each writes its value into
 /// its slot of `exchange`, all wait, each reads its source lane's slot (its
 /// own value where the source is out of the width, as a GPU gives), all wait
 /// again before the slots can be written anew.
-void emulateShuffle(gpu::ShuffleOp shuffle, Value exchange, Value linear,
-                    ModuleOp module) {
+void emulateShuffle(gpu::ShuffleOp shuffle, Value exchange, Value linear) {
   ImplicitLocOpBuilder b(shuffle.getLoc(), shuffle);
   memref::StoreOp::create(b, shuffle.getValue(), exchange, linear);
-  teamBarrier(b, b.getLoc(), module);
+  omp::BarrierOp::create(b);
   Type index = b.getIndexType();
   Value offset = arith::IndexCastUIOp::create(b, index, shuffle.getOffset());
   Value width = arith::IndexCastUIOp::create(b, index, shuffle.getWidth());
@@ -227,7 +208,7 @@ void emulateShuffle(gpu::ShuffleOp shuffle, Value exchange, Value linear,
   Value from = arith::AddIOp::create(
       b, first, arith::SelectOp::create(b, valid, source, lane));
   Value value = memref::LoadOp::create(b, exchange, from);
-  teamBarrier(b, b.getLoc(), module);
+  omp::BarrierOp::create(b);
   shuffle.getShuffleResult().replaceAllUsesWith(value);
   shuffle.getValid().replaceAllUsesWith(valid);
   shuffle.erase();
@@ -288,10 +269,22 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
   b.setInsertionPointToStart(b.createBlock(&parallel.getRegion()));
   auto end = omp::TerminatorOp::create(b);
   b.setInsertionPoint(end);
-  func::FuncOp threadNum = runtimeFunction(
-      module, "omp_get_thread_num", b.getFunctionType({}, {b.getI32Type()}));
-  Value linear = arith::IndexCastUIOp::create(
-      b, b.getIndexType(), func::CallOp::create(b, threadNum).getResult(0));
+  auto runtimeI32 = [&](StringRef name) {
+    func::FuncOp function = runtimeFunction(
+        module, name, b.getFunctionType({}, {b.getI32Type()}));
+    return func::CallOp::create(b, function).getResult(0);
+  };
+  // A smaller team (OMP_THREAD_LIMIT, OMP_DYNAMIC) would skip threads and
+  // their barriers: stop rather than compute something else.
+  cf::AssertOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                            runtimeI32("omp_get_num_threads"),
+                            team.numThreads),
+      "soac-emulate-gpu-launches: the OpenMP runtime gave a team smaller "
+      "than a block");
+  Value linear = arith::IndexCastUIOp::create(b, b.getIndexType(),
+                                              runtimeI32("omp_get_thread_num"));
   dims.thread = unlinearize(b, linear, dims.blockSize);
   copyBody(b, launch, dims, mapping);
 
@@ -302,12 +295,11 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
   });
   for (Operation *op : waits) {
     if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
-      emulateShuffle(shuffle, exchanges[shuffle.getValue().getType()], linear,
-                     module);
+      emulateShuffle(shuffle, exchanges[shuffle.getValue().getType()], linear);
       continue;
     }
     OpBuilder at(op);
-    teamBarrier(at, op->getLoc(), module);
+    omp::BarrierOp::create(at, op->getLoc());
     op->erase();
   }
   launch.erase();

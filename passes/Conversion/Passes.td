@@ -413,9 +413,7 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
       workgroup memory: reductions, scans, one block per row) becomes loops
       over its blocks around an OpenMP team (`omp.parallel`) of as many
       threads as a block has, which run the body concurrently: barriers
-      become team barriers (calls of the OpenMP runtime's `__kmpc_barrier`,
-      what `omp.barrier` becomes, since buffer deallocation refuses that
-      op), a shuffle a store of each thread's value into a
+      become `omp.barrier`, a shuffle a store of each thread's value into a
       slot of a buffer, a barrier, a load of the source lane's slot (the
       thread's own value where the source is outside the width, as on a
       GPU) and a barrier; workgroup memory is one stack buffer that the
@@ -430,7 +428,7 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect", "mlir::omp::OpenMPDialect",
-                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+                           "mlir::func::FuncDialect", "mlir::cf::ControlFlowDialect"];
 }
 
 def SoacHostBufferCopies : Pass<"soac-host-buffer-copies", "mlir::ModuleOp"> {

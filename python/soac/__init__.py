@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from mlir import ir as _ir  # loads the MLIR libraries the extension links against
 from mlir._mlir_libs import get_dialect_registry as _global_registry
+from mlir.dialects._ods_common import _cext
 
 from . import _soac, builders, dialect
 from .runtime.abi import ArgumentError, DeviceArray, ExecutionError, IndexOutOfRangeError, OutOfMemoryError, load_library
@@ -117,3 +118,6 @@ def register_dialect(context: _ir.Context | None = None) -> None:
 
 
 _soac.register_dialects(_global_registry())
+# Operations of the soac dialect get their classes (soac.dialect.MapOp, ...),
+# and the bindings stop trying to import `mlir.dialects.soac` for each one.
+_cext.globals.append_dialect_search_prefix("soac._dialects")

@@ -4,13 +4,15 @@
 // deallocation pipeline needs to see through kernel launches and kernels
 // (MLIR 22 declares none: a launch reads and writes the buffers it is given,
 // a barrier orders the block's reads and writes; neither allocates or
-// frees).
+// frees). omp.barrier gets the barrier's: soac-emulate-gpu-launches turns
+// gpu.barrier into it before buffer deallocation runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/SoacToGPU/MemoryEffects.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -32,8 +34,10 @@ struct LaunchFuncEffects
   }
 };
 
+template <typename BarrierOp>
 struct BarrierEffects
-    : MemoryEffectOpInterface::ExternalModel<BarrierEffects, gpu::BarrierOp> {
+    : MemoryEffectOpInterface::ExternalModel<BarrierEffects<BarrierOp>,
+                                             BarrierOp> {
   void getEffects(Operation *op,
                   SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
                       &effects) const {
@@ -47,6 +51,9 @@ struct BarrierEffects
 void soac::registerGpuMemoryEffects(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, gpu::GPUDialect *) {
     gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*context);
-    gpu::BarrierOp::attachInterface<BarrierEffects>(*context);
+    gpu::BarrierOp::attachInterface<BarrierEffects<gpu::BarrierOp>>(*context);
+  });
+  registry.addExtension(+[](MLIRContext *context, omp::OpenMPDialect *) {
+    omp::BarrierOp::attachInterface<BarrierEffects<omp::BarrierOp>>(*context);
   });
 }

@@ -72,20 +72,18 @@ func.func @ids_from_ops(%x: memref<256xindex>, %blocks: index) {
 // CHECK: %[[ID:.*]] = func.call @omp_get_thread_num() : () -> i32
 // CHECK: %[[T:.*]] = arith.index_castui %[[ID]] : i32 to index
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%[[T]]] : memref<?xf32>
-// CHECK: func.call @__kmpc_barrier
+// CHECK: omp.barrier
 // CHECK: %[[LANE:.*]] = arith.remui %[[T]], %{{.*}} : index
 // CHECK: %[[SOURCE:.*]] = arith.xori %[[LANE]], %{{.*}} : index
 // CHECK: %[[VALID:.*]] = arith.cmpi ult, %[[SOURCE]], %{{.*}} : index
 // CHECK: arith.select %[[VALID]], %[[SOURCE]], %[[LANE]] : index
 // CHECK: memref.load %[[SLOTS]]
-// CHECK: func.call @__kmpc_barrier
+// CHECK: omp.barrier
 // CHECK: memref.store %{{.*}}, %[[SHARED]]
-// CHECK: func.call @__kmpc_barrier
+// CHECK: omp.barrier
 // CHECK: memref.load %[[SHARED]]
 // CHECK: omp.terminator
 // CHECK: func.func private @omp_get_thread_num() -> i32
-// CHECK: func.func private @__kmpc_global_thread_num(!llvm.ptr) -> i32
-// CHECK: func.func private @__kmpc_barrier(!llvm.ptr, i32)
 func.func @warp_sums(%x: memref<?xf32>, %blocks: index) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
