@@ -39,14 +39,13 @@ class EmulatedGpu:
         )
 
 
-# The cases whose kernels all have independent threads (not
-# product_histogram: its compare-and-swap loop, LLVM ops on raw pointers,
-# stops buffer deallocation once it is host code).
+# The cases whose kernels all have independent threads.
 EMULATED = [
     "saxpy",
     "positive",
     "scatter",
     "histogram",
+    "product_histogram",
     "batched_matvec",
     "weighted_gather_rows",
     "windows",

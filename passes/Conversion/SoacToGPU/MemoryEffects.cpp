@@ -5,13 +5,17 @@
 // (MLIR 22 declares none: a launch reads and writes the buffers it is given,
 // a barrier orders the block's reads and writes; neither allocates or
 // frees). omp.barrier gets the barrier's: soac-emulate-gpu-launches turns
-// gpu.barrier into it before buffer deallocation runs.
+// gpu.barrier into it before buffer deallocation runs; llvm.cmpxchg (the
+// compare-and-swap loop of a histogram's operator, MLIR 22 declares no
+// effects for it either) reads and writes the memory it points to, which
+// an emulated kernel leaves in host code.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/SoacToGPU/MemoryEffects.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -46,6 +50,18 @@ struct BarrierEffects
   }
 };
 
+struct CompareExchangeEffects
+    : MemoryEffectOpInterface::ExternalModel<CompareExchangeEffects,
+                                             LLVM::AtomicCmpXchgOp> {
+  void getEffects(Operation *op,
+                  SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                      &effects) const {
+    OpOperand &pointer = op->getOpOperand(0);
+    effects.emplace_back(MemoryEffects::Read::get(), &pointer);
+    effects.emplace_back(MemoryEffects::Write::get(), &pointer);
+  }
+};
+
 } // namespace
 
 void soac::registerGpuMemoryEffects(DialectRegistry &registry) {
@@ -55,5 +71,8 @@ void soac::registerGpuMemoryEffects(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *context, omp::OpenMPDialect *) {
     omp::BarrierOp::attachInterface<BarrierEffects<omp::BarrierOp>>(*context);
+  });
+  registry.addExtension(+[](MLIRContext *context, LLVM::LLVMDialect *) {
+    LLVM::AtomicCmpXchgOp::attachInterface<CompareExchangeEffects>(*context);
   });
 }

@@ -2,7 +2,9 @@
 //
 // soac-lower-to-nvvm runs the buffer deallocation pipeline after kernel
 // outlining; it needs to know what gpu.launch_func and gpu.barrier do to
-// memory, which MLIR 22 does not declare.
+// memory, which MLIR 22 does not declare. Kernels emulated on the CPU
+// (soac-emulate-gpu-launches) leave omp.barrier and llvm.cmpxchg in host
+// code before deallocation: they need theirs too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,8 @@
 namespace soac {
 
 /// Attaches memory effects to gpu.launch_func (reads and writes the buffers
-/// it is given) and gpu.barrier (orders the block's reads and writes).
+/// it is given), gpu.barrier and omp.barrier (order the threads' reads and
+/// writes) and llvm.cmpxchg (reads and writes what it points to).
 void registerGpuMemoryEffects(mlir::DialectRegistry &registry);
 
 } // namespace soac
