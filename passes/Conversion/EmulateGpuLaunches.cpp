@@ -77,6 +77,13 @@ LogicalResult checkEmulable(gpu::LaunchOp launch) {
 struct Dims {
   gpu::KernelDim3 block, thread, grid, blockSize;
 
+  /// The launch's grid and block sizes; the ids are set by the loops.
+  explicit Dims(gpu::LaunchOp launch)
+      : grid{launch.getGridSizeX(), launch.getGridSizeY(),
+             launch.getGridSizeZ()},
+        blockSize{launch.getBlockSizeX(), launch.getBlockSizeY(),
+                  launch.getBlockSizeZ()} {}
+
   Value of(gpu::Dimension dimension, const gpu::KernelDim3 &dims) const {
     switch (dimension) {
     case gpu::Dimension::x:
@@ -127,28 +134,33 @@ void copyBody(OpBuilder &b, gpu::LaunchOp launch, const Dims &dims,
   }
 }
 
-/// Loops over the blocks (z, y, x), then the threads (z, y, x), around a
-/// copy of the launch's body; the launch is erased.
-void emulate(gpu::LaunchOp launch) {
-  OpBuilder b(launch);
-  Location loc = launch.getLoc();
+/// Nested loops from 0 to each size, outermost first; each loop's induction
+/// variable is stored where its pair points, and the builder is left in the
+/// innermost body.
+void openLoops(OpBuilder &b, Location loc,
+               ArrayRef<std::pair<Value, Value *>> loops) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Dims dims;
-  dims.grid = {launch.getGridSizeX(), launch.getGridSizeY(),
-               launch.getGridSizeZ()};
-  dims.blockSize = {launch.getBlockSizeX(), launch.getBlockSizeY(),
-                    launch.getBlockSizeZ()};
-  // Innermost last: x varies fastest, as consecutive ids do on a GPU.
-  SmallVector<std::pair<Value, Value *>> loops = {
-      {dims.grid.z, &dims.block.z},       {dims.grid.y, &dims.block.y},
-      {dims.grid.x, &dims.block.x},       {dims.blockSize.z, &dims.thread.z},
-      {dims.blockSize.y, &dims.thread.y}, {dims.blockSize.x, &dims.thread.x}};
   for (auto [size, iv] : loops) {
     auto loop = scf::ForOp::create(b, loc, zero, size, one);
     *iv = loop.getInductionVar();
     b.setInsertionPointToStart(loop.getBody());
   }
+}
+
+/// Loops over the blocks (z, y, x), then the threads (z, y, x), around a
+/// copy of the launch's body; the launch is erased.
+void emulate(gpu::LaunchOp launch) {
+  OpBuilder b(launch);
+  Dims dims(launch);
+  // Innermost last: x varies fastest, as consecutive ids do on a GPU.
+  openLoops(b, launch.getLoc(),
+            {{dims.grid.z, &dims.block.z},
+             {dims.grid.y, &dims.block.y},
+             {dims.grid.x, &dims.block.x},
+             {dims.blockSize.z, &dims.thread.z},
+             {dims.blockSize.y, &dims.thread.y},
+             {dims.blockSize.x, &dims.thread.x}});
   copyBody(b, launch, dims);
   launch.erase();
 }
@@ -229,13 +241,7 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
   auto terminator = memref::AllocaScopeReturnOp::create(b, ValueRange{});
   b.setInsertionPoint(terminator);
 
-  Value zero = arith::ConstantIndexOp::create(b, 0);
-  Value one = arith::ConstantIndexOp::create(b, 1);
-  Dims dims;
-  dims.grid = {launch.getGridSizeX(), launch.getGridSizeY(),
-               launch.getGridSizeZ()};
-  dims.blockSize = {launch.getBlockSizeX(), launch.getBlockSizeY(),
-                    launch.getBlockSizeZ()};
+  Dims dims(launch);
   Value threads = arith::MulIOp::create(
       b, arith::MulIOp::create(b, dims.blockSize.x, dims.blockSize.y),
       dims.blockSize.z);
@@ -248,21 +254,16 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
   // One exchange buffer per type shuffled, a slot per thread.
   llvm::MapVector<Type, Value> exchanges;
   launch.getBody().walk([&](gpu::ShuffleOp shuffle) {
-    if (!exchanges.count(shuffle.getValue().getType()))
-      exchanges[shuffle.getValue().getType()] = memref::AllocaOp::create(
-          b, MemRefType::get({ShapedType::kDynamic}, shuffle.getValue().getType()),
-          ValueRange{threads});
+    Type type = shuffle.getValue().getType();
+    if (!exchanges.count(type))
+      exchanges[type] = memref::AllocaOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, type), ValueRange{threads});
   });
 
-  SmallVector<std::pair<Value, Value *>> loops = {
-      {dims.grid.z, &dims.block.z},
-      {dims.grid.y, &dims.block.y},
-      {dims.grid.x, &dims.block.x}};
-  for (auto [size, iv] : loops) {
-    auto loop = scf::ForOp::create(b, zero, size, one);
-    *iv = loop.getInductionVar();
-    b.setInsertionPointToStart(loop.getBody());
-  }
+  openLoops(b, b.getLoc(),
+            {{dims.grid.z, &dims.block.z},
+             {dims.grid.y, &dims.block.y},
+             {dims.grid.x, &dims.block.x}});
   omp::ParallelOperands team;
   team.numThreads = arith::IndexCastOp::create(b, b.getI32Type(), threads);
   auto parallel = omp::ParallelOp::create(b, team);

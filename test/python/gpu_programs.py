@@ -7,6 +7,10 @@ from __future__ import annotations
 import pathlib
 
 import numpy as np
+from mlir import ir
+
+import soac
+from soac.compiler import lower
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LIBRARY = (ROOT / "examples" / "soacs.mlir").read_text()
@@ -367,6 +371,24 @@ CASES = {
     "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),
 }
 SIZES = [0, 1, 7, 1003, 300_001]
+
+
+class _DerivativesExpanded:
+    """soac-autodiff and the clean-up after it: what the interpreter needs
+    before it runs a program with soac.vjp ops (it does not differentiate)."""
+
+    TARGET = "cpu"
+
+    def pipeline(self) -> str:
+        return "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse)"
+
+
+def interpreted(source: str, function: str, args):
+    """The reference interpreter's results of ``function`` in ``source``
+    (its derivatives expanded first)."""
+    with ir.Context():
+        module = lower(soac.parse(source), options=_DerivativesExpanded(), only=function)
+        return soac.interpret(module, function, *args)
 
 
 def assert_same_results(actual, expected, n):

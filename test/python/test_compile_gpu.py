@@ -21,7 +21,7 @@ from soac import ptx
 from soac.compiler import GpuOptions, lower
 from soac.runtime import abi, native
 
-from gpu_programs import CASES, LIBRARY, ROWS, SIZES, assert_same_results
+from gpu_programs import CASES, LIBRARY, ROWS, SIZES, assert_same_results, interpreted
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
@@ -127,7 +127,4 @@ def test_runs_like_the_interpreter(function, n):
     source, make_args = CASES[function]
     args = make_args(n)
     compiled = soac.compile(source, function, target="gpu")
-    with ir.Context():
-        expected = soac.interpret(soac.parse(source), function, *args)
-    actual = compiled(*args)
-    assert_same_results(actual, expected, n)
+    assert_same_results(compiled(*args), interpreted(source, function, args), n)

@@ -21,7 +21,7 @@ import soac
 from soac.compiler import lower, public_functions, signature
 from soac.runtime import jit
 
-from gpu_programs import CASES, SIZES, assert_same_results
+from gpu_programs import CASES, SIZES, assert_same_results, interpreted
 
 
 class EmulatedGpu:
@@ -88,29 +88,12 @@ def emulated(source: str, function: str):
         return jit.jit(lowered, [entry], openmp=True)[function]
 
 
-def interpreted(source: str, function: str, args):
-    """The interpreter's results (derivatives expanded by soac-autodiff first)."""
-    with ir.Context():
-        module = lower(soac.parse(source), options=DerivativesExpanded(), only=function)
-        return soac.interpret(module, function, *args)
-
-
-class DerivativesExpanded:
-    TARGET = "cpu"
-
-    def pipeline(self) -> str:
-        return "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse)"
-
-
 @pytest.mark.parametrize("n", SIZES[:4])
 @pytest.mark.parametrize("function", EMULATED)
 def test_kernels_compute_what_the_interpreter_does(function, n):
     source, make_args = CASES[function]
     args = make_args(n)
-    actual = emulated(source, function)(*args)
-    with ir.Context():
-        expected = soac.interpret(soac.parse(source), function, *args)
-    assert_same_results(actual, expected, n)
+    assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), n)
 
 
 @pytest.mark.parametrize("function", sorted(EMULATED_WITH_THREADS))
