@@ -227,8 +227,10 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   pm.addPass(soac::createSoacExpandContractions());
   addIndexChecks(pm, options.checkIndices);
 
-  // soac -> kernels on buffers inside functions on tensors.
+  // soac -> kernels on buffers inside functions on tensors; a failed check
+  // in a kernel is recorded, and stops the call after its launch.
   pm.addPass(soac::createConvertSoacToGPU());
+  pm.addPass(soac::createSoacLowerKernelChecks());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(soac::createSoacMarkEntryPoints());
@@ -240,11 +242,9 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   // After outlining: deallocation cannot see through gpu.launch regions.
   addDeallocation(pm);
-  // Index checks as cf.asserts: the GPU runtime has no checked calls yet, so
-  // a failure aborts on the host and traps a kernel.
-  soac::SoacLowerChecksOptions checks;
-  checks.reportToRuntime = false;
-  pm.addPass(soac::createSoacLowerChecks(checks));
+  // Host checks stop the call (the GPU runtime's checked calls), as on the
+  // CPU; the kernel checks soac-lower-kernel-checks could not guard trap.
+  pm.addPass(soac::createSoacLowerChecks());
   if (options.deviceMemory)
     pm.addPass(soac::createSoacHostBufferCopies());
   GpuNVVMAttachTargetOptions target;

@@ -147,14 +147,15 @@ static void record(Call *call, int kind, const char *format, int64_t a, int64_t 
     snprintf(call->message, sizeof call->message, format, (long long)a, (long long)b);
 }
 
-static void die(const char *format, int64_t a, int64_t b) {
+_Noreturn static void die(const char *format, int64_t a, int64_t b) {
   fprintf(stderr, format, (long long)a, (long long)b);
   fputc('\n', stderr);
   fflush(stderr);
   abort();
 }
 
-void soac_report_error(int32_t kind, const char *format, int64_t a, int64_t b) {
+_Noreturn void soac_report_error(int32_t kind, const char *format, int64_t a,
+                                 int64_t b) {
   Call *call = current;
   if (!call || parallel_depth)
     die(format, a, b); /* no call to stop, or threads that cannot be stopped */
@@ -192,7 +193,8 @@ void soac_parallel_check(void *opaque) {
 
 static void free_live(Call *call) {
   for (size_t i = 0; i < call->live.capacity; ++i)
-    free(call->live.slots[i]);
+    if (call->live.slots[i])
+      soac_free_tracked(call->live.slots[i]);
 }
 
 const char *soac_call_checked(void (*packed)(void **), void **args) {

@@ -1,26 +1,39 @@
 /*===- soac_calls.h - the call a thread works for --------------------------===*
  *
- * Shared by the parts of soac's CPU runtime: a call made through
+ * Shared by the parts of soac's CPU and GPU runtimes: a call made through
  * soac_call_checked keeps its first failure and the buffers it has
  * allocated, so that a failed call frees them all (soac_calls.c); the
- * allocation functions add and remove buffers (soac_runtime.c).
+ * allocation functions add and remove buffers (soac_runtime.c,
+ * soac_cuda_runtime.c).
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SOAC_CALLS_H
 #define SOAC_CALLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Kinds of failure, as soac-lower-checks numbers them (FailureKind). */
 enum {
   SOAC_FAILED_CHECK = 1,  /* a cf.assert: sizes of a SOAC's operands */
   SOAC_INDEX_OUT_OF_RANGE = 2,
   SOAC_OUT_OF_MEMORY = 3, /* allocation failed, or its size overflowed */
+  SOAC_DEVICE_FAILURE = 4, /* the GPU driver failed (a kernel faulted) */
 };
 
 /* Adds `pointer` to, or removes it from, the buffers of the call the thread
  * works for (nothing outside a checked call). */
 void soac_track_allocation(void *pointer);
 void soac_untrack_allocation(void *pointer);
+
+/* Frees a tracked buffer of a failed call: each runtime's allocation
+ * functions define it (free, or the GPU's free). */
+void soac_free_tracked(void *pointer);
+
+/* Stops the call (longjmp) with a failure of `kind`: `format` (printf, two
+ * `%lld`s at most) with `a` and `b`; outside a checked call, prints it and
+ * aborts. */
+_Noreturn void soac_report_error(int32_t kind, const char *format, int64_t a,
+                                 int64_t b);
 
 #endif /* SOAC_CALLS_H */

@@ -21,8 +21,13 @@
  * compiled by soac loads anywhere and needs nothing but the driver on a GPU
  * machine (memrefCopy, the one other function compiled code may call, is in
  * memref_copy.c). soac_gpu_status() says whether the driver and a device were
- * found; callers check it before calling compiled functions, which abort
- * with a message on a driver error (there is no way to return one).
+ * found; callers check it before calling compiled functions.
+ *
+ * Calls go through soac_call_checked (soac_calls.c, linked in here too): a
+ * failed check of host code, a failed check recorded by a kernel
+ * (soac_failure_record), a buffer that cannot be allocated or a driver
+ * error stops the call and frees its buffers; outside a checked call it
+ * prints its message and aborts.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -31,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "soac_calls.h"
 
 typedef int CUresult; /* CUDA_SUCCESS is 0 */
 typedef int CUdevice;
@@ -161,20 +168,29 @@ static int ready(void) {
   return 1;
 }
 
-/* Compiled code has no way to report an error: say what failed and stop. */
+/* A driver failure stops the call made through soac_call_checked (Python
+ * raises soac.runtime.abi.DeviceError); outside a checked call it is printed
+ * and the process aborts. */
+_Noreturn static void fail(const char *what, const char *why) {
+  static __thread char message[512];
+  snprintf(message, sizeof message, "soac GPU runtime: %s: %s", what, why);
+  for (char *c = message; *c; ++c)
+    if (*c == '%') /* the message is a printf format */
+      *c = '?';
+  soac_report_error(SOAC_DEVICE_FAILURE, message, 0, 0);
+}
+
 static void check(CUresult result, const char *what) {
-  if (result == 0)
-    return;
-  fprintf(stderr, "soac GPU runtime: %s failed: %s\n", what,
-          errorName(result));
-  abort();
+  if (result != 0) {
+    char failed[128];
+    snprintf(failed, sizeof failed, "%s failed", what);
+    fail(failed, errorName(result));
+  }
 }
 
 static void require(const char *what) {
-  if (ready())
-    return;
-  fprintf(stderr, "soac GPU runtime: %s: %s\n", what, status);
-  abort();
+  if (!ready())
+    fail(what, status);
 }
 
 /*===- What callers ask -----------------------------------------------------===*/
@@ -225,12 +241,13 @@ int soac_gpu_set_memory(int kind) {
 
 int soac_gpu_memory(void) { return memoryKind; }
 
-/* Managed memory, for arguments copied in by the caller. */
+/* Managed memory, for arguments copied in by the caller; null when the
+ * driver cannot give it (or there is no GPU). */
 void *soac_gpu_alloc(size_t size) {
-  require("allocating memory");
   CUdeviceptr pointer = 0;
-  check(cu.memAllocManaged(&pointer, size ? size : 1, CU_MEM_ATTACH_GLOBAL),
-        "cuMemAllocManaged");
+  if (!ready() ||
+      cu.memAllocManaged(&pointer, size ? size : 1, CU_MEM_ATTACH_GLOBAL) != 0)
+    return NULL;
   return (void *)(uintptr_t)pointer;
 }
 
@@ -275,13 +292,17 @@ void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
 
 /*===- Allocation functions of compiled code --------------------------------===*/
 
+/* Null when the memory cannot be had, which compiled code reports as
+ * out of memory (soac-lower-checks). Buffers of a checked call are tracked,
+ * so that a failed call frees them. */
 void *_mlir_memref_to_llvm_alloc(size_t size) {
-  if (memoryKind == SOAC_MEMORY_MANAGED)
-    return soac_gpu_alloc(size);
   require("allocating memory");
   CUdeviceptr pointer = 0;
-  check(cu.memAllocAsync(&pointer, size ? size : 1, currentStream()),
-        "cuMemAllocAsync");
+  if (memoryKind == SOAC_MEMORY_MANAGED)
+    pointer = (CUdeviceptr)(uintptr_t)soac_gpu_alloc(size);
+  else if (cu.memAllocAsync(&pointer, size ? size : 1, currentStream()) != 0)
+    pointer = 0;
+  soac_track_allocation((void *)(uintptr_t)pointer);
   return (void *)(uintptr_t)pointer;
 }
 
@@ -291,17 +312,49 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   return _mlir_memref_to_llvm_alloc(size);
 }
 
-void _mlir_memref_to_llvm_free(void *pointer) { soac_gpu_free(pointer); }
+void _mlir_memref_to_llvm_free(void *pointer) {
+  soac_untrack_allocation(pointer);
+  soac_gpu_free(pointer);
+}
+
+void soac_free_tracked(void *pointer) { soac_gpu_free(pointer); }
+
+/* The failure record of the kernels' checks this thread launches
+ * (soac-lower-kernel-checks): three words of managed memory, which kernels
+ * write on a failure and host code reads after each launch. Allocated once
+ * per thread and kept for its launches. */
+void *soac_failure_record(void) {
+  static __thread void *record;
+  if (!record) {
+    require("allocating the record of failed checks");
+    record = soac_gpu_alloc(3 * sizeof(int64_t));
+    if (!record)
+      fail("allocating the record of failed checks", "out of memory");
+    memset(record, 0, 3 * sizeof(int64_t));
+  }
+  return record;
+}
 
 /*===- Kernel launches (MLIR's mgpu* ABI) -----------------------------------===*/
 
 /* Modules are loaded by the global constructors of compiled code, possibly
- * where no GPU exists: a null module is then reported at the first launch. */
+ * where no GPU exists, and outside any call: a module that cannot be loaded
+ * is null, and the first launch of one of its kernels reports why. */
+static char moduleError[256] = "no CUDA device";
+
 void *mgpuModuleLoad(void *data, size_t size) {
   (void)size;
   CUmodule module = NULL;
-  if (ready())
-    check(cu.moduleLoadData(&module, data), "cuModuleLoadData");
+  if (!ready()) {
+    snprintf(moduleError, sizeof moduleError, "%s", status);
+    return NULL;
+  }
+  CUresult result = cu.moduleLoadData(&module, data);
+  if (result != 0) {
+    snprintf(moduleError, sizeof moduleError, "cuModuleLoadData failed: %s",
+             errorName(result));
+    return NULL;
+  }
   return module;
 }
 
@@ -318,11 +371,8 @@ void mgpuModuleUnload(void *module) {
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
   require("looking up a kernel");
-  if (!module) {
-    fprintf(stderr, "soac GPU runtime: kernel %s: its module was not loaded\n",
-            name);
-    abort();
-  }
+  if (!module)
+    fail("a kernel's module was not loaded", moduleError);
   CUfunction function = NULL;
   check(cu.moduleGetFunction(&function, module, name), "cuModuleGetFunction");
   return function;

@@ -8,6 +8,7 @@
  * Allocation failure returns NULL, which compiled code checks
  * (soac-lower-checks). Buffers allocated during a checked call are tracked,
  * so that a failed call frees them (soac_calls.c).
+ * Also here: the record of failed checks in kernels emulated on the CPU.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -60,3 +61,12 @@ void _mlir_memref_to_llvm_free(void *p) {
   soac_untrack_allocation(p);
   free(p);
 }
+
+void soac_free_tracked(void *p) { free(p); }
+
+/* The failure record of the kernels' checks this thread launches
+ * (soac-lower-kernel-checks): kernels emulated on the CPU record their
+ * first failed check here, and the launching code reports it. */
+static _Thread_local int64_t kernel_failures[3];
+
+void *soac_failure_record(void) { return kernel_failures; }

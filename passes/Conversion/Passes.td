@@ -242,10 +242,44 @@ def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   ];
 }
 
+def SoacLowerKernelChecks : Pass<"soac-lower-kernel-checks", "mlir::ModuleOp"> {
+  let summary = "Checks inside GPU kernels record the first failure, skip what they guard, and the call stops after the launch";
+  let description = [{
+    A GPU kernel cannot stop the call that launched it, and a trap (a failed
+    `cf.assert` in a kernel) leaves the CUDA context unusable for the rest
+    of the process. So each `soac.check_index` and `cf.assert` inside a
+    `gpu.launch` becomes, in the kernel:
+
+    - on failure, a compare-and-swap that records the first failed check of
+      the launch (its number, from 1, then its index and size) in the
+      failure record the runtime gives the calling thread
+      (`soac_failure_record()`: managed memory on the GPU, so that the host
+      reads it after the launch without a copy);
+    - the rest of the check's block under `scf.if %ok`, so that nothing out
+      of bounds runs (up to the first op that synchronizes the block's
+      threads: a barrier or a shuffle that some threads skipped would hang
+      the others).
+
+    After the launch, host code reads the record: when a check failed it
+    clears the record and calls `soac_report_error` with that check's kind,
+    message (its source location) and values, which stops the call made
+    through `soac_call_checked` as a failed host check does. A check whose
+    guarded ops yield a buffer, or whose index is used past a barrier,
+    stays for `soac-lower-checks` (a trap).
+
+    Runs on kernels before outlining, so that the emulation of launches on
+    the CPU (`soac-emulate-gpu-launches`) runs the same checks.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect",
+  ];
+}
+
 def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
   let summary = "Lower run-time checks to calls of soac's runtime, which stop the call instead of the process";
   let description = [{
-    Turns the run-time checks of host code into calls of soac's CPU runtime
+    Turns the run-time checks of host code into calls of soac's runtime
     when they fail, instead of aborting (`convert-cf-to-llvm` lowers a
     failed `cf.assert` to an abort, which takes a Python interpreter down
     with it):
@@ -266,11 +300,11 @@ def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
     yields are zeros), so that nothing out of bounds runs. Each
     `omp.parallel` tells the runtime which call its threads work for
     (`soac_parallel_enter`/`exit`), and the call stops after the region
-    (`soac_parallel_check`). Checks inside GPU kernels become `cf.assert`s,
+    (`soac_parallel_check`). GPU programs' host code is checked the same way
+    (soac's GPU runtime has checked calls too); checks inside kernels are
+    `soac-lower-kernel-checks`' work, and those it left become `cf.assert`s,
     which trap the kernel. The CPU pipeline runs this pass after the
-    conversion to OpenMP. With `report-to-runtime=false` (code whose runtime
-    has no checked calls: the GPU pipeline's host code) every
-    `soac.check_index` becomes a `cf.assert` and nothing else changes.
+    conversion to OpenMP, the GPU pipeline after kernel outlining.
 
     ```mlir
     // before
@@ -284,11 +318,6 @@ def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
     }
     ```
   }];
-  let options = [
-    Option<"reportToRuntime", "report-to-runtime", "bool", "true",
-           "Call soac's runtime when a check fails (false: checks of "
-           "indices become cf.asserts)">,
-  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",

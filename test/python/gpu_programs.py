@@ -10,7 +10,8 @@ import numpy as np
 from mlir import ir
 
 import soac
-from soac.compiler import lower
+from soac.compiler import lower, public_functions, signature
+from soac.runtime import jit
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LIBRARY = (ROOT / "examples" / "soacs.mlir").read_text()
@@ -372,6 +373,69 @@ CASES = {
 }
 SIZES = [0, 1, 7, 1003, 300_001]
 
+# Gathers whose indices are checked inside kernels: a thread kernel, a
+# reduction (threads that meet at barriers) and a block per row.
+CHECKED_GATHERS = """
+func.func @gather(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> tensor<?xf64> {
+  %r = soac.map ins(%idx : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    %w = arith.mulf %v, %v : f64
+    soac.yield %w : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+func.func @gathered_sum(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %g = soac.map ins(%idx : tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    soac.yield %v : f64
+  }
+  %s = soac.reduce ins(%g : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %c = arith.addf %a, %b : f64
+    soac.yield %c : f64
+  }
+  return %s : f64
+}
+
+func.func @gathered_row_sums(%x: tensor<?xf64>, %idx: tensor<?x?xindex>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%idx : tensor<?x?xindex>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xindex>):
+    %g = soac.map ins(%row : tensor<?xindex>) -> tensor<?xf64> {
+    ^bb0(%i: index):
+      %v = tensor.extract %x[%i] : tensor<?xf64>
+      soac.yield %v : f64
+    }
+    %s = soac.reduce ins(%g : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %c = arith.addf %a, %b : f64
+      soac.yield %c : f64
+    }
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+"""
+
+
+def checked_runs(function: str) -> list[tuple[str, tuple, str | None]]:
+    """Runs of a ``CHECKED_GATHERS`` function, each (label, arguments, what
+    the message of the IndexOutOfRangeError it raises must match, or None):
+    a clean run, a run with one index out of range, and a clean run again
+    (a failure leaves nothing behind for the next call)."""
+    rng = np.random.default_rng(11)
+    x = rng.random(50)
+    shape = (40, 300) if function == "gathered_row_sums" else (1003,)
+    good = rng.integers(0, 50, shape)
+    bad = good.copy()
+    bad.flat[good.size // 2] = 57
+    message = r"'tensor.extract' dimension 0: index 57 is out of range for size 50"
+    return [("clean", (x, good), None), ("index57", (x, bad), message), ("clean_again", (x, good), None)]
+
 
 class _DerivativesExpanded:
     """soac-autodiff and the clean-up after it: what the interpreter needs
@@ -389,6 +453,34 @@ def interpreted(source: str, function: str, args):
     with ir.Context():
         module = lower(soac.parse(source), options=_DerivativesExpanded(), only=function)
         return soac.interpret(module, function, *args)
+
+
+class EmulatedGpu:
+    """The GPU pipeline's kernels run on the CPU: indices checked,
+    convert-soac-to-gpu (reduces and scans folded by at most 2 blocks), the
+    kernels' checks lowered as for the GPU (soac-lower-kernel-checks), the
+    launches emulated (soac-emulate-gpu-launches), then the CPU pipeline
+    (which finds no SOAC left and bufferizes and lowers the kernels' code)."""
+
+    TARGET = "cpu"
+
+    def pipeline(self) -> str:
+        return (
+            "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-check-indices,"
+            "convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,canonicalize,cse,"
+            "soac-emulate-gpu-launches,soac-lower-to-cpu{openmp=false})"
+        )
+
+
+def emulated(source: str, function: str, options: EmulatedGpu | None = None):
+    """``function`` of ``source`` compiled by ``options`` (an
+    :class:`EmulatedGpu`) into this process."""
+    with ir.Context():
+        module = soac.parse(source)
+        entry = signature(function, public_functions(module)[function])
+        lowered = lower(module, options=options or EmulatedGpu(), only=function)
+        # The OpenMP runtime runs the teams of kernels that synchronize.
+        return jit.jit(lowered, [entry], openmp=True)[function]
 
 
 def assert_same_results(actual, expected, n):

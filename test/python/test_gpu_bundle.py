@@ -49,10 +49,10 @@ def test_the_check_passes_without_soac(bundle, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     check = json.loads((tmp_path / "out" / "results.json").read_text())["check"]
     assert check["integrity"] == "passed", check["problems"]
-    assert check["programs"] == 11 and check["libraries"] == 11
+    assert check["programs"] == 12 and check["libraries"] == 12
     assert (tmp_path / "out" / "results.md").read_text().startswith("# soac GPU bundle")
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert {p["kind"] for p in manifest["programs"]} == {"suite", "adbench", "bandwidth"}
+    assert {p["kind"] for p in manifest["programs"]} == {"suite", "adbench", "bandwidth", "failure"}
     assert all(path in manifest["files"] for path in ("run.py", "soac_runtime.py", "adbench/kmeans.py"))
 
 
@@ -112,6 +112,23 @@ def test_the_runner_survives_crashing_programs(bundle, tmp_path, fake_cuda_drive
         assert all(not r["passed"] and "cuLaunchKernel failed" in r["problem"] for r in runs)
     assert [(k["kernel"], k["mode"], k["passed"]) for k in results["bandwidth"]] == [("sum", "managed", False), ("sum", "device", False)]
     assert "## Bandwidth" in (out / "results.md").read_text()
+
+
+def test_failure_programs_run_through_the_loaders_checked_calls(bundle, tmp_path, fake_cuda_driver):
+    """A failure program's runs go through soac's loader (checked calls): with
+    the stand-in driver every launch fails, which each run reports as a
+    DeviceError in its line, in one child (no crash, nothing aborted)."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(bundle / "run.py"), str(out), "--only", "failure/gather",
+                           "--skip", "arrays,bandwidth,peers"],
+                          capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    (gather,) = json.loads((out / "results.json").read_text())["programs"]
+    assert list(gather["modes"]) == ["managed"]
+    runs = gather["modes"]["managed"]
+    assert [r["label"] for r in runs] == ["clean", "index57", "clean_again"]
+    for run in runs:
+        assert not run["passed"] and "raised DeviceError" in run["problem"] and "cuLaunchKernel failed" in run["problem"], run
 
 
 def test_the_runner_leaves_out_the_sections_it_is_told_to(bundle, tmp_path, fake_cuda_driver):

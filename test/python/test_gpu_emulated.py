@@ -18,25 +18,9 @@ import pytest
 from mlir import ir
 
 import soac
-from soac.compiler import lower, public_functions, signature
-from soac.runtime import jit
+from soac.compiler import lower
 
-from gpu_programs import CASES, SIZES, assert_same_results, interpreted
-
-
-class EmulatedGpu:
-    """convert-soac-to-gpu (reduces and scans folded by at most 2 blocks),
-    its launches emulated, then the CPU pipeline (which finds no SOAC left
-    and bufferizes and lowers the kernels' code)."""
-
-    TARGET = "cpu"
-
-    def pipeline(self) -> str:
-        return (
-            "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,"
-            "convert-soac-to-gpu{fold-blocks=2},canonicalize,cse,soac-emulate-gpu-launches,"
-            "soac-lower-to-cpu{openmp=false})"
-        )
+from gpu_programs import CASES, SIZES, EmulatedGpu, assert_same_results, emulated, interpreted
 
 
 # The cases whose kernels all have independent threads.
@@ -77,15 +61,6 @@ EMULATED_WITH_THREADS = {
     "row_cumsum": 40,
     "softmax_rows": 40,
 }
-
-
-def emulated(source: str, function: str):
-    with ir.Context():
-        module = soac.parse(source)
-        entry = signature(function, public_functions(module)[function])
-        lowered = lower(module, options=EmulatedGpu(), only=function)
-        # The OpenMP runtime runs the teams of kernels that synchronize.
-        return jit.jit(lowered, [entry], openmp=True)[function]
 
 
 @pytest.mark.parametrize("n", SIZES[:4])

@@ -52,14 +52,18 @@ def compile_program(program: catalog.Program, directory: pathlib.Path, options: 
 
 def write_run(run: catalog.Run, program: catalog.Program, out: pathlib.Path) -> dict:
     """The run's arguments and expected outputs as .npz files (arguments
-    shared by the runs of one ``args_key`` written once); their paths."""
+    shared by the runs of one ``args_key`` written once); their paths, and
+    the error a failing run must raise."""
     args = pathlib.Path("data", run.args_key or program.directory, f"{run.label}-args.npz")
     expected = pathlib.Path("data", program.directory, f"{run.label}-expected.npz")
     for path, prefix, values in ((args, "arg", run.args), (expected, "expected", run.expected)):
         if not (out / path).exists():
             (out / path).parent.mkdir(parents=True, exist_ok=True)
             np.savez_compressed(out / path, **{f"{prefix}{i}": np.asarray(v) for i, v in enumerate(values)})
-    return {"label": run.label, "args": str(args), "expected": str(expected), "expected_from": "cpu build"}
+    spec = {"label": run.label, "args": str(args), "expected": str(expected), "expected_from": "cpu build"}
+    if run.error is not None:
+        spec.update(expected_from="an error", error=run.error)
+    return spec
 
 
 def copy_runner(out: pathlib.Path) -> None:
@@ -89,9 +93,11 @@ def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
     if subset:
         selected = catalog.suite_programs(context, SUBSET["suite"], SUBSET["suite_sizes"])
         selected += catalog.adbench_programs(("kmeans",), ("small",), (False,))
+        selected += catalog.failure_programs(context, ("gather",))
     else:
         selected = catalog.suite_programs(context, None, catalog.SUITE_SIZES)
         selected += catalog.adbench_programs(catalog.ADBENCH, ("small", "large"), (False, True))
+        selected += catalog.failure_programs(context)
     selected += catalog.bandwidth_programs(context)
     programs = []
     for program in selected:

@@ -2,7 +2,7 @@
 into its own library) and their runs (arguments, and the outputs the CPU
 build computes).
 
-Three kinds of program:
+Four kinds of program:
 
 * ``suite``: every GPU program of the test suite (test/python/gpu_programs.py),
   at the sizes of its tests (those over 7 rows where the arguments stay small);
@@ -10,7 +10,10 @@ Three kinds of program:
   gradient, at ADBench's small and large sizes, timed against the JAX and
   PyTorch twins of the same modules;
 * ``bandwidth``: the kernels of bandwidth.mlir, whose 1e8-element inputs the
-  runner makes itself.
+  runner makes itself;
+* ``failure``: gathers whose kernels check their indices
+  (gpu_programs.CHECKED_GATHERS), with runs that must stop with an
+  IndexOutOfRangeError and clean runs after them.
 
 Expected outputs come from the CPU build of the same program, which the test
 suite checks against the reference interpreter (too slow at these sizes).
@@ -41,6 +44,7 @@ ADBENCH = ("gmm", "lstm", "ba", "hand", "kmeans")
 SUITE_SIZES = gpu_programs.SIZES
 RUN_BYTES = 2 << 20
 BANDWIDTH = ("scale", "sum", "cumsum", "histogram", "scatter")
+FAILURES = ("gather", "gathered_sum", "gathered_row_sums")
 
 
 @dataclass
@@ -53,6 +57,7 @@ class Run:
     args: tuple
     expected: tuple
     args_key: str | None = None
+    error: str | None = None  # what the message of the error it must raise matches
 
 
 @dataclass
@@ -138,3 +143,18 @@ def bandwidth_programs(context: ir.Context) -> list[Program]:
     with context:
         module = soac.parse((HERE / "bandwidth.mlir").read_text())
     return [Program(f"bandwidth/{function}", "bandwidth", module, function) for function in BANDWIDTH]
+
+
+def failure_programs(context: ir.Context, functions: tuple[str, ...] = FAILURES) -> list[Program]:
+    """The gathers of gpu_programs.CHECKED_GATHERS (all, or ``functions``) and their runs
+    (gpu_programs.checked_runs): a failing run has no expected outputs, but
+    the message its error must match."""
+    programs = []
+    for function in functions:
+        cpu = soac.compile(gpu_programs.CHECKED_GATHERS, function, target="cpu")
+        with context:
+            program = Program(f"failure/{function}", "failure", soac.parse(gpu_programs.CHECKED_GATHERS), function)
+        for label, args, error in gpu_programs.checked_runs(function):
+            program.runs.append(Run(label, args, () if error else flat(cpu(*args)), error=error))
+        programs.append(program)
+    return programs

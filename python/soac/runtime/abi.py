@@ -78,7 +78,8 @@ class ArgumentError(*_ERROR_BASES):
 
 
 class DeviceError(*_ERROR_BASES[:-1], RuntimeError):
-    """Compiled GPU code that cannot run here (no CUDA driver or device)."""
+    """Compiled GPU code that cannot run here (no CUDA driver or device), or
+    whose call the CUDA driver failed (a kernel that faulted)."""
 
 
 class ExecutionError(*_ERROR_BASES[:-1], RuntimeError):
@@ -103,6 +104,7 @@ _FAILURES: dict[int, type[ExecutionError]] = {
     1: ExecutionError,
     2: IndexOutOfRangeError,
     3: OutOfMemoryError,
+    4: DeviceError,
 }
 
 
@@ -137,14 +139,14 @@ def register_blas(handle: ctypes.CDLL) -> None:
 
 
 class CheckedCalls:
-    """Calls through soac's CPU runtime library (``soac_call_checked``), which
-    stops a call at its first failed check, frees what the call allocated,
+    """Calls through soac's runtime library, CPU or GPU
+    (``soac_call_checked``), which stops a call at its first failed check
+    (of host code, or recorded by a kernel), frees what the call allocated,
     and returns the check's message (instead of aborting the process). Calls
     go through MLIR's packed interface of the C interface,
     ``_mlir__mlir_ciface_<name>(void **)``."""
 
     def __init__(self, handle: ctypes.CDLL):
-        register_blas(handle)
         self._call = handle.soac_call_checked
         self._call.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         self._call.restype = ctypes.c_char_p
@@ -217,7 +219,10 @@ class GpuMemory:
 
     def allocate(self, nbytes: int) -> int:
         """A buffer of managed memory (an address)."""
-        return self._alloc(nbytes)
+        address = self._alloc(nbytes)
+        if not address:
+            raise OutOfMemoryError(f"cannot allocate {nbytes} bytes of GPU managed memory")
+        return address
 
     def copy(self, to: int, source: int, nbytes: int) -> None:
         """``nbytes`` from ``source`` to ``to``: device, managed or host
@@ -226,7 +231,7 @@ class GpuMemory:
 
     def copy_in(self, array: np.ndarray) -> np.ndarray:
         """A C-contiguous copy of ``array`` in managed memory (numpy's view of it)."""
-        address = self._alloc(array.nbytes)
+        address = self.allocate(array.nbytes)
         copy = np.ndarray(array.shape, array.dtype, buffer=(ctypes.c_char * max(array.nbytes, 1)).from_address(address))
         copy[...] = array
         return copy
@@ -729,7 +734,9 @@ class Library:
         self._handle = ctypes.CDLL(self.path)
         self.target = metadata.get("target", "cpu")
         gpu = GpuMemory(self._handle) if self.target == "gpu" else None
-        checked = CheckedCalls(self._handle) if self.target == "cpu" else None
+        checked = CheckedCalls(self._handle)
+        if self.target == "cpu":
+            register_blas(self._handle)
         self.functions = {}
         for entry in metadata["functions"]:
             signature = Signature.from_json(entry)

@@ -181,19 +181,23 @@ def c_header(signatures: list[Signature], library: str, gpu: bool = False) -> st
         + "#include <stdbool.h>\n#include <stdint.h>\n\n"
         + (
             "const char *soac_gpu_status(void); /* \"ready\", or why GPU code cannot run */\n"
-            "void *soac_gpu_alloc(size_t size);\nvoid soac_gpu_free(void *pointer);\n\n"
+            "void *soac_gpu_alloc(size_t size); /* NULL when out of memory */\n"
+            "void soac_gpu_free(void *pointer);\n\n"
             if gpu
-            else "/* A check that fails at run time (an index out of range, operands of a map of\n"
-            " * different sizes, a buffer that cannot be allocated) prints its message and\n"
-            " * aborts, unless the call goes through soac_call_checked and the packed\n"
-            " * interface, which then stop the call, free what it allocated and return the\n"
-            " * message (else NULL); soac_failure_kind() then says what failed (1: sizes,\n"
-            " * 2: an index, 3: memory):\n"
-            " *   void *args[] = {&results_pointer, &arg0, ...};  (then &result, if scalar)\n"
-            " *   const char *failed = soac_call_checked(_mlir__mlir_ciface_<name>, args); */\n"
-            "const char *soac_call_checked(void (*packed)(void **), void **args);\n"
-            "int soac_failure_kind(void);\n\n"
+            else ""
         )
+        + "/* A check that fails at run time (an index out of range, operands of a map of\n"
+        " * different sizes, a buffer that cannot be allocated"
+        + (",\n * a check in a kernel, an error of the CUDA driver" if gpu else "")
+        + ") prints its message\n"
+        " * and aborts, unless the call goes through soac_call_checked and the packed\n"
+        " * interface, which then stop the call, free what it allocated and return the\n"
+        " * message (else NULL); soac_failure_kind() then says what failed (1: sizes,\n"
+        " * 2: an index, 3: memory" + (", 4: the GPU driver" if gpu else "") + "):\n"
+        " *   void *args[] = {&results_pointer, &arg0, ...};  (then &result, if scalar)\n"
+        " *   const char *failed = soac_call_checked(_mlir__mlir_ciface_<name>, args); */\n"
+        "const char *soac_call_checked(void (*packed)(void **), void **args);\n"
+        "int soac_failure_kind(void);\n\n"
         + "".join(descriptors.values())
         + "\n"
         + "\n".join(declarations)

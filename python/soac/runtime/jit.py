@@ -9,13 +9,16 @@ from mlir import execution_engine, ir
 
 from ..errors import Error
 from . import native
-from .abi import CheckedCalls, CompiledFunction, Signature
+from .abi import CheckedCalls, CompiledFunction, Signature, register_blas
 
 
 @functools.cache
 def _checked_calls() -> CheckedCalls:
-    """Checked calls through the runtime library the JIT links to."""
-    return CheckedCalls(ctypes.CDLL(native.soac_runtime_library()))
+    """Checked calls through the runtime library the JIT links to, whose
+    matrix products call numpy's BLAS."""
+    runtime = ctypes.CDLL(native.soac_runtime_library())
+    register_blas(runtime)
+    return CheckedCalls(runtime)
 
 
 def jit(

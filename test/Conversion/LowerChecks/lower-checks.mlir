@@ -171,7 +171,8 @@ func.func @repeated_asserts(%a: index, %b: index, %c: i1) {
 
 // -----
 
-// Checks inside a GPU kernel trap it (cf.assert).
+// Checks left inside a GPU kernel (those soac-lower-kernel-checks could not
+// guard) trap it (cf.assert).
 // CHECK-LABEL: func.func @kernel_checks
 // CHECK: gpu.launch
 // CHECK: %[[OK:.*]] = arith.cmpi ult

@@ -1,9 +1,9 @@
 /* A stand-in for the CUDA driver (libcuda.so.1) that has no GPU behind it,
  * for testing the GPU bundle's runner where no GPU is: memory is host memory,
  * copies are memcpy, streams and events only keep time, modules load, and
- * every kernel launch fails with CUDA_ERROR_NOT_SUPPORTED. So compiled code
- * aborts at its first kernel, which is what the runner must survive; no
- * result of a kernel can pass. Built by test_gpu_bundle.py. */
+ * every kernel launch fails with CUDA_ERROR_NOT_SUPPORTED. So a call stops at
+ * its first kernel: a checked call raises DeviceError, a direct one aborts,
+ * which is what the runner must survive; no result of a kernel can pass. Built by test_gpu_bundle.py. */
 
 #include <stdint.h>
 #include <stdlib.h>

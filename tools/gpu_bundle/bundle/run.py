@@ -33,6 +33,10 @@ def child(arguments: list[str]) -> None:
         import json
 
         print(json.dumps(bandwidth.copy_bandwidth(int(rest[0]))), flush=True)
+    elif what == "program" and programs[rest[0]]["kind"] == "failure":
+        from gpu_runner import failures
+
+        failures.run(str(BUNDLE), programs[rest[0]], int(rest[2]))
     elif what == "program":
         from gpu_runner import programs as runs
 

@@ -20,7 +20,7 @@ from . import manifest
 from .driver import Driver, DriverError
 
 RUNTIME_SYMBOLS = ("soac_gpu_status", "soac_gpu_alloc", "soac_gpu_free", "soac_gpu_set_stream", "soac_gpu_set_memory",
-                   "mgpuLaunchKernel", "mgpuModuleLoad")
+                   "mgpuLaunchKernel", "mgpuModuleLoad", "soac_call_checked", "soac_failure_record")
 
 
 def library_problems(bundle: pathlib.Path, program: dict, loaded: dict) -> list[str]:
@@ -46,7 +46,9 @@ def data_problems(bundle: pathlib.Path, program: dict) -> list[str]:
         return [f"{program['name']}: no signature for {program['function']}"]
     problems = []
     for run in program["runs"]:
-        for prefix, specs in (("arg", signature.args), ("expected", signature.results)):
+        # A run that must fail has no expected outputs.
+        results = () if run.get("error") else signature.results
+        for prefix, specs in (("arg", signature.args), ("expected", results)):
             path = run["args" if prefix == "arg" else "expected"]
             data = np.load(bundle / path)
             for i, spec in enumerate(specs):

@@ -1,0 +1,135 @@
+// soac-lower-kernel-checks: a failed check in a kernel records itself in the
+// calling thread's failure record and skips what it guards; after the
+// launch, host code reports the recorded check (and clears the record).
+// RUN: soac-opt %s --soac-lower-kernel-checks --split-input-file | FileCheck %s
+
+// CHECK: llvm.mlir.global private constant @[[$MESSAGE:soac_check_[0-9]+]]("f.py:4:7: 'tensor.extract' dimension 0: index %lld is out of range for size %lld\00")
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[X:.*]]: memref<?xf32>, %[[I:.*]]: index, %[[N:.*]]: index)
+// CHECK: %[[RECORD:.*]] = llvm.call @soac_failure_record() : () -> !llvm.ptr
+// CHECK: gpu.launch
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[I]], %[[N]] : index
+// CHECK: %[[FAILED:.*]] = arith.xori %[[OK]], %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK: %[[FIRST:.*]] = llvm.cmpxchg %[[RECORD]], %c0_i64{{.*}}, %c1_i64 monotonic monotonic
+// CHECK: %[[WON:.*]] = llvm.extractvalue %[[FIRST]][1]
+// CHECK: scf.if %[[WON]] {
+// CHECK: llvm.getelementptr %[[RECORD]][1]
+// CHECK: llvm.store
+// CHECK: llvm.getelementptr %[[RECORD]][2]
+// CHECK: llvm.store
+// CHECK: scf.if %[[OK]] {
+// CHECK-NEXT: memref.load %[[X]][%[[I]]]
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK: gpu.terminator
+// CHECK: %[[FAILED_CHECK:.*]] = llvm.load %[[RECORD]] : !llvm.ptr -> i64
+// CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[FAILED_CHECK]], %c0_i64{{.*}}
+// CHECK: scf.if %[[ANY]] {
+// CHECK: llvm.store %{{.*}}, %[[RECORD]]
+// CHECK: scf.index_switch
+// CHECK: case 1 {
+// CHECK: %[[KIND:.*]] = arith.constant 2 : i32
+// CHECK: llvm.mlir.addressof @[[$MESSAGE]]
+// CHECK: llvm.call @soac_report_error(%[[KIND]]
+func.func @gather(%x: memref<?xf32>, %i: index, %n: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %j = soac.check_index %i below %n, "'tensor.extract' dimension 0" loc("f.py":4:7)
+    %v = memref.load %x[%j] : memref<?xf32>
+    memref.store %v, %x[%tx] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// The threads of a block meet at a barrier: a thread that failed skips its
+// read (and gives a zero to what follows) but not the barrier.
+// CHECK-LABEL: func.func @before_a_barrier
+// CHECK: gpu.launch
+// CHECK: %[[OK:.*]] = arith.cmpi ult
+// CHECK: llvm.cmpxchg
+// CHECK: %[[READ:.*]] = scf.if %[[OK]] -> (f32) {
+// CHECK-NEXT: %[[V:.*]] = memref.load
+// CHECK-NEXT: scf.yield %[[V]] : f32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: scf.yield %[[ZERO]] : f32
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: memref.store %[[READ]]
+func.func @before_a_barrier(%x: memref<?xf32>, %i: index, %n: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %j = soac.check_index %i below %n, "'tensor.extract' dimension 0"
+    %v = memref.load %x[%j] : memref<?xf32>
+    gpu.barrier
+    memref.store %v, %x[%tx] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A checked index used past a barrier cannot be guarded without skipping
+// the barrier, nor a buffer (a subview) used past one (it has no zero to
+// give what follows): those checks stay, for soac-lower-checks to make
+// traps. A kernel's
+// cf.assert is a check of kind 1. The checks that stay are not numbered.
+// CHECK-LABEL: func.func @unguardable
+// CHECK: llvm.call @soac_failure_record
+// CHECK: gpu.launch
+// CHECK: soac.check_index
+// CHECK: gpu.barrier
+// CHECK: soac.check_index
+// CHECK: memref.subview
+// CHECK: gpu.barrier
+// CHECK: memref.store
+// CHECK: llvm.cmpxchg %{{.*}}, %c0_i64{{.*}}, %c1_i64
+// CHECK: gpu.terminator
+// CHECK: scf.index_switch
+// CHECK: case 1 {
+// CHECK: %[[KIND:.*]] = arith.constant 1 : i32
+// CHECK: llvm.call @soac_report_error(%[[KIND]]
+// CHECK-NOT: case 2
+func.func @unguardable(%x: memref<?xf32>, %i: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %j = soac.check_index %i below %n, "'tensor.extract' dimension 0"
+    gpu.barrier
+    %v = memref.load %x[%j] : memref<?xf32>
+    %k = soac.check_index %i below %n, "'tensor.extract_slice' offset"
+    %view = memref.subview %x[%k] [1] [1] : memref<?xf32> to memref<1xf32, strided<[1], offset: ?>>
+    gpu.barrier
+    memref.store %v, %view[%c0] : memref<1xf32, strided<[1], offset: ?>>
+    %same = arith.cmpi eq, %i, %n : index
+    cf.assert %same, "sizes differ"
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A launch without checks is left alone.
+// CHECK-LABEL: func.func @unchecked
+// CHECK-NOT: soac_failure_record
+// CHECK: gpu.launch
+// CHECK-NOT: soac_report_error
+func.func @unchecked(%x: memref<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %zero, %x[%tx] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}
