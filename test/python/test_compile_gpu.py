@@ -38,17 +38,43 @@ needs_ptxas = pytest.mark.skipif(ptx.ptxas_path() is None, reason="ptxas (CUDA t
 needs_gpu = pytest.mark.skipif(gpu_status() != "ready", reason=f"no GPU to run on: {gpu_status()}")
 
 
+@functools.cache
+def kernels_of(function: str) -> dict[str, str]:
+    """The PTX of each kernel of a suite program, by kernel name."""
+    source, _ = CASES[function]
+    with ir.Context():
+        return ptx.kernels(lower(soac.parse(source), options=GpuOptions(), only=function))
+
+
 @needs_ptxas
 @pytest.mark.parametrize("function", sorted(CASES))
 def test_every_kernel_assembles(function):
-    source, _ = CASES[function]
-    with ir.Context():
-        lowered = lower(soac.parse(source), options=GpuOptions(), only=function)
-        kernels = ptx.kernels(lowered)
+    kernels = kernels_of(function)
     assert kernels, "no kernel was generated"
     for name, text in kernels.items():
         assert ".target sm_90" in text, name
         assert ptx.assemble(text, "sm_90"), name
+
+
+@pytest.mark.parametrize("function", sorted(CASES))
+def test_no_kernel_traps_on_a_failed_check(function):
+    """Every check in the suite's kernels records its failure for the host to
+    report after the launch (soac-lower-kernel-checks): none is left to trap
+    the kernel, which would leave the CUDA context unusable."""
+    for name, text in kernels_of(function).items():
+        assert "__assertfail" not in text and "trap;" not in text, name
+
+
+def test_kernels_record_failed_checks_for_the_host():
+    """A gather's kernel takes the thread's failure record, claims it with a
+    compare-and-swap, and the host reads it after the launch and reports."""
+    source, _ = CASES["gather_squares"]
+    with ir.Context():
+        lowered = str(lower(soac.parse(source), options=GpuOptions(), only="gather_squares"))
+    assert "llvm.call @soac_failure_record()" in lowered
+    assert "llvm.call @soac_report_error" in lowered
+    assert any("atom" in line and "cas.b64" in line for text in kernels_of("gather_squares").values()
+               for line in text.splitlines())
 
 
 @needs_ptxas
