@@ -109,15 +109,21 @@ void addBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Temporaries of a row (computed per row of a sequential loop, with sizes
   // fixed before it) are allocated once before the loop, not once per row.
-  // They are first hoisted out of the scf.if choosing between a parallel
-  // and a sequential loop (which is inside the loop when the SOAC is), then
-  // out of the loop. Allocations are not moved out of parallel loops (each
+  // They are first hoisted out of the scf.ifs around them inside the loop
+  // (soac-hoist-branch-buffers: the sequential half of the scf.if choosing
+  // between a parallel and a sequential loop, a histogram's bin in range),
+  // then out of the loop. Allocations are not moved out of parallel loops (each
   // thread needs its own) nor out of loops that yield them.
   // Sizes computed in a loop from values that do not change in it are
   // computed before it first, so that the allocations they size can follow
   // (HAND's gradient: 10 of its 95 allocations in loops, 6 % of its time).
   pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
+  // Hoisted out of an inner loop, a temporary may land in a branch inside
+  // an outer one: out of the branch, then out of the outer loop.
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferLoopHoistingPass());
+  pm.addNestedPass<func::FuncOp>(soac::createSoacHoistBranchBuffers());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferLoopHoistingPass());
 }

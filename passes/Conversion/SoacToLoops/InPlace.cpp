@@ -38,6 +38,15 @@ bool isCarriedTensor(Value tensor) {
                return &use == &insert.getDestMutable();
              if (auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user))
                return &use == &insert.getDestMutable();
+             // Yielded unchanged by the branch of an scf.if that does not
+             // take the slice (a histogram's bin out of range): that path
+             // never sees the row written.
+             if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+               auto branch = dyn_cast<scf::IfOp>(yield->getParentOp());
+               return branch && branch->isProperAncestor(slice) &&
+                      !yield->getParentRegion()->isAncestor(
+                          slice->getParentRegion());
+             }
              return false;
            });
   }
