@@ -92,23 +92,84 @@ bool inKernel(Operation *op) {
          op->getParentOfType<gpu::LaunchOp>();
 }
 
+/// The sequential loops a check of `operands` at `check` may run before:
+/// from the innermost, each holding the previous (or the check) at the top
+/// level of its body, so that every iteration runs it, and none changing
+/// the operands or the bounds of the loops inside. A check that passes
+/// before them passes in every iteration; one that fails would have failed
+/// in the first (or the loops do not run, which the hoisted check tests).
+/// A bounds check of a row of a loop-invariant size by a constant index
+/// (BA's gradient reads 11 camera parameters per observation) then runs
+/// once, not once per iteration. Not in parallel code, where a failure is
+/// recorded and skips the rest of its block.
+SmallVector<scf::ForOp> loopsToHoistOutOf(Operation *check,
+                                          ValueRange operands) {
+  SmallVector<scf::ForOp> loops;
+  if (inParallelCode(check))
+    return loops;
+  SmallVector<Value> needed(operands.begin(), operands.end());
+  Operation *inner = check;
+  while (auto loop = dyn_cast<scf::ForOp>(inner->getParentOp())) {
+    if (!llvm::all_of(needed, [&](Value value) {
+          return loop.isDefinedOutsideOfLoop(value);
+        }))
+      break;
+    loops.push_back(loop);
+    needed.append({loop.getLowerBound(), loop.getUpperBound()});
+    inner = loop;
+  }
+  return loops;
+}
+
+/// `ok`, or the loops around it not running: the condition of a check run
+/// before them (`loops`, innermost first) instead of in their bodies.
+Value okOrSkipped(OpBuilder &b, Location loc, Value ok,
+                  ArrayRef<scf::ForOp> loops) {
+  for (scf::ForOp loop : loops) {
+    auto runs = loop.getUnsignedCmp() ? arith::CmpIPredicate::ult
+                                      : arith::CmpIPredicate::slt;
+    Value empty = arith::XOrIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, runs, loop.getLowerBound(),
+                              loop.getUpperBound()),
+        arith::ConstantIntOp::create(b, loc, 1, 1));
+    ok = arith::OrIOp::create(b, loc, ok, empty);
+  }
+  return ok;
+}
+
 void lowerAssert(Runtime &runtime, cf::AssertOp check) {
-  emitCheck(runtime, check, check.getArg(), FailureKind::Check,
-            escapePercents(check.getMsg()));
+  Value ok = check.getArg();
+  Operation *at = check;
+  SmallVector<scf::ForOp> loops = loopsToHoistOutOf(check, ok);
+  if (!loops.empty()) {
+    at = loops.back();
+    OpBuilder b(at);
+    ok = okOrSkipped(b, check.getLoc(), ok, loops);
+  }
+  emitCheck(runtime, at, ok, FailureKind::Check, escapePercents(check.getMsg()));
   check.erase();
 }
 
 void lowerIndexCheck(Runtime &runtime, soac::CheckIndexOp check) {
-  OpBuilder b(check);
+  Operation *at = check;
+  SmallVector<scf::ForOp> loops;
+  if (!inKernel(check))
+    loops = loopsToHoistOutOf(check, check->getOperands());
+  if (!loops.empty())
+    at = loops.back();
+  OpBuilder b(at);
   Value ok = arith::CmpIOp::create(b, check.getLoc(), arith::CmpIPredicate::ult,
                                    check.getIndex(), check.getSize());
-  if (inKernel(check))
+  if (inKernel(check)) {
     cf::AssertOp::create(b, check.getLoc(), ok,
                          locationPrefix(check.getLoc()) + check.getWhat().str() +
                              ": index out of range");
-  else
-    emitCheck(runtime, check, ok, FailureKind::Index, indexCheckMessage(check),
+  } else {
+    ok = okOrSkipped(b, check.getLoc(), ok, loops);
+    emitCheck(runtime, at, ok, FailureKind::Index, indexCheckMessage(check),
               check.getIndex(), check.getSize());
+  }
   check.replaceAllUsesWith(check.getIndex());
   check.erase();
 }

@@ -306,6 +306,10 @@ def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
     which trap the kernel. The CPU pipeline runs this pass after the
     conversion to OpenMP, the GPU pipeline after kernel outlining.
 
+    A check of values that no sequential loop around it changes (a constant
+    index into a row of a loop-invariant size) runs once before those loops,
+    when they run, rather than in every iteration.
+
     ```mlir
     // before
     %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"

@@ -171,6 +171,48 @@ func.func @repeated_asserts(%a: index, %b: index, %c: i1) {
 
 // -----
 
+// A check of values that do not change in the sequential loops around it
+// (a constant index into a row of a fixed size) runs once, before them,
+// unless they do not run; one of a value an outer loop changes runs in
+// that loop, before the inner one.
+// CHECK-LABEL: func.func @invariant_checks
+// CHECK-SAME: (%[[X:.*]]: memref<?xf64>, %[[N:.*]]: index, %[[M:.*]]: index, %[[SIZE:.*]]: index)
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %c9, %[[SIZE]]
+// CHECK: %[[INNER_RUNS:.*]] = arith.cmpi slt, %c0, %[[M]]
+// CHECK: %[[INNER_EMPTY:.*]] = arith.xori %[[INNER_RUNS]], %true
+// CHECK: %[[OK_OR_INNER:.*]] = arith.ori %[[OK]], %[[INNER_EMPTY]]
+// CHECK: %[[OUTER_RUNS:.*]] = arith.cmpi slt, %c0, %[[N]]
+// CHECK: %[[OUTER_EMPTY:.*]] = arith.xori %[[OUTER_RUNS]], %true
+// CHECK: %[[HOISTED:.*]] = arith.ori %[[OK_OR_INNER]], %[[OUTER_EMPTY]]
+// CHECK: %[[FAILED:.*]] = arith.xori %[[HOISTED]], %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK: llvm.call @soac_report_error
+// CHECK: }
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: arith.cmpi ult, %[[I]], %[[SIZE]]
+// CHECK: arith.cmpi slt, %c0, %[[M]]
+// CHECK: llvm.call @soac_report_error
+// CHECK: scf.for
+// CHECK-NOT: soac_report_error
+// CHECK: memref.load %[[X]][%c9]
+// CHECK: memref.store
+func.func @invariant_checks(%x: memref<?xf64>, %n: index, %m: index, %size: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %m step %c1 {
+      %k = soac.check_index %c9 below %size, "'tensor.extract' dimension 0"
+      %v = memref.load %x[%k] : memref<?xf64>
+      %l = soac.check_index %i below %size, "'tensor.extract' dimension 0"
+      memref.store %v, %x[%l] : memref<?xf64>
+    }
+  }
+  return
+}
+
+// -----
+
 // Checks left inside a GPU kernel (those soac-lower-kernel-checks could not
 // guard) trap it (cf.assert).
 // CHECK-LABEL: func.func @kernel_checks
@@ -190,4 +232,5 @@ func.func @kernel_checks(%a: index, %b: index) {
   }
   return
 }
+
 
