@@ -22,6 +22,7 @@ the directory then runs on any machine with the driver, numpy and Python.
 from __future__ import annotations
 
 import json
+import functools
 import os
 import pathlib
 import shutil
@@ -62,6 +63,32 @@ class SharedLibrary:
         return abi.load_library(str(self.library))
 
 
+def compile_object(lowered: ir.Module, path: pathlib.Path) -> pathlib.Path:
+    """``lowered`` (LLVM dialect) as an ELF object of position-independent
+    code at ``path``, for any x86-64 CPU (a library may be shipped):
+    translated to LLVM IR, optimized at -O3 as the JIT optimizes (opt),
+    then compiled (llc). Without opt, llc alone left the code 1.9-3.1x
+    slower than the JIT's on GMM's and k-means' gradients."""
+    llvm_ir = path.with_suffix(".ll")
+    bitcode = path.with_suffix(".bc")
+    # opt knows the target (its vectorizer's costs) only from a triple,
+    # which the translated module lacks.
+    target = f"-mtriple={_host_triple()}"
+    llvm_ir.write_text(_run([_tool("mlir", "mlir-translate"), "--mlir-to-llvmir"], str(lowered)))
+    _run([_tool("llvm", "opt"), "-O3", target, str(llvm_ir), "-o", str(bitcode)])
+    _run([_tool("llvm", "llc"), "-O3", target, "-filetype=obj", "-relocation-model=pic", str(bitcode), "-o", str(path)])
+    return path
+
+
+@functools.cache
+def _host_triple() -> str:
+    """The target triple the LLVM tools compile for by default (this machine's)."""
+    for line in _run([_tool("llvm", "llc"), "--version"]).splitlines():
+        if "Default target:" in line:
+            return line.split(":", 1)[1].strip()
+    raise Error("llc --version does not say its default target")
+
+
 def write_shared_library(lowered: ir.Module, signatures: list[Signature], output, options) -> SharedLibrary:
     directory = pathlib.Path(output)
     directory.mkdir(parents=True, exist_ok=True)
@@ -69,10 +96,8 @@ def write_shared_library(lowered: ir.Module, signatures: list[Signature], output
     library = directory / f"lib{name}.so"
     gpu = options.TARGET == "gpu"
     with tempfile.TemporaryDirectory() as scratch:
-        llvm_ir = pathlib.Path(scratch, f"{name}.ll")
         objects = pathlib.Path(scratch, f"{name}.o")
-        llvm_ir.write_text(_run([_tool("mlir", "mlir-translate"), "--mlir-to-llvmir"], str(lowered)))
-        _run([_tool("llvm", "llc"), "-O3", "-filetype=obj", "-relocation-model=pic", str(llvm_ir), "-o", str(objects)])
+        compile_object(lowered, objects)
         # the packed interfaces, which every call from Python goes through
         header = pathlib.Path(scratch, f"{name}.h")
         header.write_text(c_header(signatures, library.name, gpu))
