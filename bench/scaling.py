@@ -2,9 +2,12 @@
 2, 4, ... threads, up to every core of the machine. The SOAC benchmarks of
 cpu_soacs.py (n = 1e7), every ADBench gradient at its large size, and a
 1024² float64 matrix product (soac.matmul: numpy's OpenBLAS, given the same
-number of threads). Each program's thread counts are timed in turn in one
-run (bench/adbench/run.py's ``timed_in_turn``), and the table gives each
-time and its speedup over one thread.
+number of threads). Each program is timed at each thread count in turn
+(medians of as many calls as fit a budget, bench/adbench/run.py's
+``timed``), after the previous count's idle OpenMP workers have stopped
+spinning: interleaving the counts call by call let those spinning workers
+take a core from the next calls. The table gives each time and its
+speedup over one thread.
 
     .venv/bin/python bench/scaling.py              # updates docs/benchmarks.md
     .venv/bin/python bench/scaling.py --n 1000000 --no-write
@@ -24,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "adbench")]
 from common import ROOT, write_section  # noqa: E402
 from cpu_soacs import cases as soac_cases, cpu_model  # noqa: E402
-from run import MODULES, settle, timed_in_turn  # noqa: E402
+from run import MODULES, settle, timed  # noqa: E402
 
 import soac  # noqa: E402
 import soac.numpy as snp  # noqa: E402
@@ -70,19 +73,15 @@ def programs(n: int):
 def measure(n: int, counts: list[int]) -> list[tuple[str, dict[int, float]]]:
     set_blas = blas_threads()
 
-    def with_threads(call, count):
-        def run():
+    rows = []
+    for name, call in programs(n):
+        times = {}
+        for count in counts:
             soac.set_num_threads(count)
             if set_blas is not None:
                 set_blas(count)
-            return call()
-        return run
-
-    rows = []
-    for name, call in programs(n):
-        call()  # compiled and warm
-        settle()
-        times = timed_in_turn({count: with_threads(call, count) for count in counts})
+            settle()
+            times[count] = timed(call)
         rows.append((name, times))
         print(f"{name:44s} " + "  ".join(f"{c} thr {times[c] * 1e3:9.3f} ms ({times[1] / times[c]:4.2f}x)"
                                          for c in counts), flush=True)
@@ -96,8 +95,8 @@ def markdown(rows: list[tuple[str, dict[int, float]]], counts: list[int], n: int
     header = "| program | " + " | ".join(f"{c} thread{'s' if c > 1 else ''} (ms, speedup)" for c in counts) + " |"
     lines = [
         f"Measured by `bench/scaling.py` on {cpu_model()} ({platform.machine()}), {os.cpu_count()} cores; "
-        f"SOAC benchmarks at n = {n:,}, ADBench gradients at their large size. Medians of calls taken in turn; "
-        "the speedup is over one thread.",
+        f"SOAC benchmarks at n = {n:,}, ADBench gradients at their large size. Medians of calls "
+        "at each thread count in turn; the speedup is over one thread.",
         "",
         header,
         "|---|" + "---|" * len(counts),
