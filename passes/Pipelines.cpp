@@ -248,11 +248,14 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   // After outlining: deallocation cannot see through gpu.launch regions.
   addDeallocation(pm);
-  // Host checks stop the call (the GPU runtime's checked calls), as on the
-  // CPU; the kernel checks soac-lower-kernel-checks could not guard trap.
-  pm.addPass(soac::createSoacLowerChecks());
   if (options.deviceMemory)
     pm.addPass(soac::createSoacHostBufferCopies());
+  // Host checks stop the call (the GPU runtime's checked calls), as on the
+  // CPU; the kernel checks soac-lower-kernel-checks could not guard trap.
+  // After the copies: host-only scratch is on the stack by then, and the
+  // allocation checks' reads of a buffer's address would otherwise keep it
+  // in device memory.
+  pm.addPass(soac::createSoacLowerChecks());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;
