@@ -279,6 +279,41 @@ void lowerIndexCheck(Runtime &runtime, soac::CheckIndexOp check,
   check.erase();
 }
 
+/// The text a printf `format` of `%lld`s and `%%`s prints, with `?` for
+/// each value.
+std::string formatWithoutValues(StringRef format) {
+  std::string text;
+  while (!format.empty()) {
+    if (format.consume_front("%%"))
+      text += '%';
+    else if (format.consume_front("%lld"))
+      text += '?';
+    else {
+      text += format.front();
+      format = format.drop_front();
+    }
+  }
+  return text;
+}
+
+/// A soac.check: its message is already a format for its values. Kernels
+/// and code that does not report to the runtime get a cf.assert, whose
+/// message cannot show them.
+void lowerCheck(Runtime &runtime, soac::CheckOp check, bool reportToRuntime) {
+  std::string format = locationPrefix(check.getLoc()) + check.getMessage().str();
+  ValueRange values = check.getValues();
+  if (!reportToRuntime || inKernel(check)) {
+    OpBuilder b(check);
+    cf::AssertOp::create(b, check.getLoc(), check.getCondition(),
+                         formatWithoutValues(format));
+  } else {
+    emitCheck(runtime, check, check.getCondition(), FailureKind::Check, format,
+              values.size() > 0 ? values[0] : Value(),
+              values.size() > 1 ? values[1] : Value());
+  }
+  check.erase();
+}
+
 /// The size in bytes of `alloc`'s buffer and whether computing it
 /// overflowed (or exceeded kMaxAllocationBytes).
 std::pair<Value, Value> allocationBytes(ImplicitLocOpBuilder &b,
@@ -405,7 +440,7 @@ struct SoacLowerChecksPass
                loop && !loop->getParentOfType<scf::ParallelOp>() &&
                !loop->getParentOfType<omp::ParallelOp>())
         loops.push_back(loop); // runs on one thread (openmp=false)
-      else if (isa<soac::CheckIndexOp>(op) ||
+      else if (isa<soac::CheckIndexOp, soac::CheckOp>(op) ||
                (isa<cf::AssertOp, memref::AllocOp>(op) && !inKernel(op)))
         checks.push_back(op);
     });
@@ -418,6 +453,8 @@ struct SoacLowerChecksPass
     for (Operation *op : checks) {
       if (auto check = dyn_cast<soac::CheckIndexOp>(op))
         lowerIndexCheck(runtime, check, reportToRuntime);
+      else if (auto check = dyn_cast<soac::CheckOp>(op))
+        lowerCheck(runtime, check, reportToRuntime);
       else if (!reportToRuntime)
         continue;
       else if (auto check = dyn_cast<cf::AssertOp>(op))

@@ -14,3 +14,13 @@ func.func @host_index(%x: memref<?xf32>, %i: index, %n: index) -> memref<?xf32> 
   %buffer = memref.alloc(%n) : memref<?xf32>
   return %buffer : memref<?xf32>
 }
+
+// CHECK-LABEL: func.func @host_size
+// CHECK: cf.assert %{{.*}}, "f.py:7:3: 'tensor.cast': dimension 0 of the source has size ?, but the result type has ?"
+// CHECK-NOT: soac.check
+func.func @host_size(%n: index) {
+  %c4 = arith.constant 4 : index
+  %same = arith.cmpi eq, %n, %c4 : index
+  soac.check %same, "'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld" with %n, %c4 : index, index loc("f.py":7:3)
+  return
+}
