@@ -570,3 +570,42 @@ OpFoldResult CheckIndexOp::fold(FoldAdaptor adaptor) {
 Speculation::Speculatability CheckIndexOp::getSpeculatability() {
   return Speculation::NotSpeculatable;
 }
+
+//===----------------------------------------------------------------------===//
+// CheckOp
+//===----------------------------------------------------------------------===//
+
+/// The message is a printf format (soac-lower-checks passes it to the
+/// runtime with the values): one `%lld` per value, no other conversion.
+LogicalResult CheckOp::verify() {
+  StringRef message = getMessage();
+  size_t conversions = 0;
+  for (size_t at = message.find('%'); at != StringRef::npos;
+       at = message.find('%', at)) {
+    if (message.substr(at).starts_with("%%")) {
+      at += 2;
+    } else if (message.substr(at).starts_with("%lld")) {
+      ++conversions;
+      at += 4;
+    } else {
+      return emitOpError() << "message has a '%' at " << at
+                           << " that is neither '%lld' nor '%%'";
+    }
+  }
+  if (conversions != getValues().size())
+    return emitOpError() << "message shows " << conversions
+                         << " values ('%lld'), but the op has "
+                         << getValues().size();
+  if (conversions > 2)
+    return emitOpError() << "shows " << conversions
+                         << " values; at most 2 are supported";
+  return success();
+}
+
+/// A check of a condition that holds does nothing.
+LogicalResult CheckOp::canonicalize(CheckOp op, PatternRewriter &rewriter) {
+  if (!matchPattern(op.getCondition(), m_One()))
+    return failure();
+  rewriter.eraseOp(op);
+  return success();
+}

@@ -227,7 +227,9 @@ def Soac_CheckIndexOp : Soac_Op<"check_index", [NoMemoryEffect,
     calling thread, a failed check stops the call (Python raises
     `soac.runtime.abi.IndexOutOfRangeError`); inside a parallel loop the
     failure is recorded, the rest of the iteration is skipped, and the call
-    stops after the loop. In GPU kernels a failed check traps the kernel.
+    stops after the loop. In GPU kernels (`soac-lower-kernel-checks`) the
+    failing thread records the failure and skips the access, and the call
+    stops after the launch.
 
     ```mlir
     %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
@@ -243,6 +245,46 @@ def Soac_CheckIndexOp : Soac_Op<"check_index", [NoMemoryEffect,
     }]>,
   ];
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// soac.check
+//===----------------------------------------------------------------------===//
+
+// cf.assert with the values its message needs: a message of sizes that do
+// not fit says what they were. The values are operands rather than read back
+// from the condition's comparison, which canonicalization rewrites (it moves
+// a constant operand of arith.cmpi to the right). A memory effect, as
+// cf.assert has, keeps it alive with no results and in the code that guards
+// it.
+def Soac_CheckOp : Soac_Op<"check", [MemoryEffects<[MemWrite]>]> {
+  let summary = "A condition checked at run time: the program stops if it is false";
+  let description = [{
+    Does nothing when `condition` holds. Otherwise the program stops with an
+    error that names the op's location and `message`, in which each `%lld`
+    (at most two, and no other `%` but `%%`) shows the next of `values`.
+
+    `soac-check-indices` puts them before ops that assert sizes they do not
+    check (a `tensor.expand_shape`'s output sizes, a `tensor.cast` to a
+    static size, ...). The CPU pipeline lowers them with `soac-lower-checks`:
+    a failed check stops the call (Python raises
+    `soac.runtime.abi.ExecutionError`), as a failed `cf.assert` does; in GPU
+    kernels it is recorded and reported after the launch
+    (`soac-lower-kernel-checks`). A check of a condition known to hold is
+    erased.
+
+    ```mlir
+    %same = arith.cmpi eq, %n, %c4 : index
+    soac.check %same, "'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld" with %n, %c4 : index, index
+    ```
+  }];
+  let arguments = (ins I1:$condition, StrAttr:$message,
+                       Variadic<Index>:$values);
+  let assemblyFormat = [{
+    $condition `,` $message (`with` $values^ `:` type($values))? attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -45,8 +45,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> checkIndices{
       *this, "check-indices",
       llvm::cl::desc("Check every tensor access at an index not known to be "
-                     "in range (soac-check-indices); false for code that has "
-                     "proven its indices"),
+                     "in range, and every size an op takes on trust "
+                     "(soac-check-indices); false for code that has proven "
+                     "its indices and sizes"),
       llvm::cl::init(true)};
 };
 
@@ -214,8 +215,9 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
   PassOptions::Option<bool> checkIndices{
       *this, "check-indices",
       llvm::cl::desc("Check every tensor access at an index not known to be "
-                     "in range (soac-check-indices); false for code that has "
-                     "proven its indices"),
+                     "in range, and every size an op takes on trust "
+                     "(soac-check-indices); false for code that has proven "
+                     "its indices and sizes"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> deviceMemory{
       *this, "device-memory",

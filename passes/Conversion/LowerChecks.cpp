@@ -2,7 +2,7 @@
 //
 // A failed cf.assert aborts the process (convert-cf-to-llvm), which takes a
 // Python interpreter down with it. Every run-time check of host code, CPU
-// and GPU programs alike (cf.assert, soac.check_index, the size and the
+// and GPU programs alike (cf.assert, soac.check, soac.check_index, the size and the
 // success of each allocation), calls soac's runtime instead when it fails:
 //
 // - on the calling thread, soac_report_error stops the call made through
@@ -174,6 +174,49 @@ void lowerIndexCheck(Runtime &runtime, soac::CheckIndexOp check) {
   check.erase();
 }
 
+/// The text a printf `format` of `%lld`s and `%%`s prints, with `?` for
+/// each value.
+std::string formatWithoutValues(StringRef format) {
+  std::string text;
+  while (!format.empty()) {
+    if (format.consume_front("%%"))
+      text += '%';
+    else if (format.consume_front("%lld"))
+      text += '?';
+    else {
+      text += format.front();
+      format = format.drop_front();
+    }
+  }
+  return text;
+}
+
+/// A soac.check: its message is already a format for its values. In a
+/// kernel (one soac-lower-kernel-checks could not guard) it becomes a
+/// cf.assert, whose message cannot show them.
+void lowerCheck(Runtime &runtime, soac::CheckOp check) {
+  std::string format = locationPrefix(check.getLoc()) + check.getMessage().str();
+  ValueRange values = check.getValues();
+  if (inKernel(check)) {
+    OpBuilder b(check);
+    cf::AssertOp::create(b, check.getLoc(), check.getCondition(),
+                         formatWithoutValues(format));
+  } else {
+    Value ok = check.getCondition();
+    Operation *at = check;
+    SmallVector<scf::ForOp> loops = loopsToHoistOutOf(check, check->getOperands());
+    if (!loops.empty()) {
+      at = loops.back();
+      OpBuilder b(at);
+      ok = okOrSkipped(b, check.getLoc(), ok, loops);
+    }
+    emitCheck(runtime, at, ok, FailureKind::Check, format,
+              values.size() > 0 ? values[0] : Value(),
+              values.size() > 1 ? values[1] : Value());
+  }
+  check.erase();
+}
+
 /// The size in bytes of `alloc`'s buffer and whether computing it
 /// overflowed (or exceeded kMaxAllocationBytes).
 std::pair<Value, Value> allocationBytes(ImplicitLocOpBuilder &b,
@@ -300,7 +343,7 @@ struct SoacLowerChecksPass
                loop && !loop->getParentOfType<scf::ParallelOp>() &&
                !loop->getParentOfType<omp::ParallelOp>())
         loops.push_back(loop); // runs on one thread (openmp=false)
-      else if (isa<soac::CheckIndexOp>(op) ||
+      else if (isa<soac::CheckIndexOp, soac::CheckOp>(op) ||
                (isa<cf::AssertOp, memref::AllocOp>(op) && !inKernel(op)))
         checks.push_back(op);
     });
@@ -311,6 +354,8 @@ struct SoacLowerChecksPass
     for (Operation *op : checks) {
       if (auto check = dyn_cast<soac::CheckIndexOp>(op))
         lowerIndexCheck(runtime, check);
+      else if (auto check = dyn_cast<soac::CheckOp>(op))
+        lowerCheck(runtime, check);
       else if (auto check = dyn_cast<cf::AssertOp>(op))
         lowerAssert(runtime, check);
       else

@@ -34,7 +34,7 @@ enum RecordWord { kFailedCheck = 0, kFirstValue = 1, kSecondValue = 2 };
 
 /// A check of a kernel, numbered from 1 within its launch.
 struct KernelCheck {
-  Operation *op; // soac.check_index or cf.assert; erased once lowered
+  Operation *op; // soac.check_index, soac.check or cf.assert; erased once lowered
   Location loc;
   FailureKind kind;
   std::string message;
@@ -117,6 +117,11 @@ bool lowerKernelCheck(Operation *check, Value record, int64_t number) {
                                index.getSize());
     a = index.getIndex();
     size = index.getSize();
+  } else if (auto sizes = dyn_cast<soac::CheckOp>(check)) {
+    ok = sizes.getCondition();
+    ValueRange values = sizes.getValues();
+    a = values.size() > 0 ? values[0] : Value();
+    size = values.size() > 1 ? values[1] : Value();
   } else {
     ok = cast<cf::AssertOp>(check).getArg();
   }
@@ -183,6 +188,10 @@ struct SoacLowerKernelChecksPass
         if (auto index = dyn_cast<soac::CheckIndexOp>(op))
           checks.push_back(
               {op, op->getLoc(), FailureKind::Index, indexCheckMessage(index)});
+        else if (auto check = dyn_cast<soac::CheckOp>(op))
+          checks.push_back({op, op->getLoc(), FailureKind::Check,
+                            locationPrefix(check.getLoc()) +
+                                check.getMessage().str()});
         else if (auto check = dyn_cast<cf::AssertOp>(op))
           checks.push_back({op, op->getLoc(), FailureKind::Check,
                             locationPrefix(check.getLoc()) +

@@ -247,11 +247,12 @@ def SoacLowerKernelChecks : Pass<"soac-lower-kernel-checks", "mlir::ModuleOp"> {
   let description = [{
     A GPU kernel cannot stop the call that launched it, and a trap (a failed
     `cf.assert` in a kernel) leaves the CUDA context unusable for the rest
-    of the process. So each `soac.check_index` and `cf.assert` inside a
-    `gpu.launch` becomes, in the kernel:
+    of the process. So each `soac.check_index`, `soac.check` and `cf.assert`
+    inside a `gpu.launch` becomes, in the kernel:
 
     - on failure, a compare-and-swap that records the first failed check of
-      the launch (its number, from 1, then its index and size) in the
+      the launch (its number, from 1, then its two values: an index and its
+      size, or the sizes a `soac.check` shows) in the
       failure record the runtime gives the calling thread
       (`soac_failure_record()`: managed memory on the GPU, so that the host
       reads it after the launch without a copy);

@@ -5,12 +5,15 @@
 // writes outside a buffer, whatever the data. The checks are ops on indices
 // only: SOAC bodies holding them stay free of side effects, and every later
 // pass (fusion, lowering, bufferization) carries them along; soac-lower-checks
-// turns them into calls of the runtime on the CPU.
+// turns them into calls of the runtime on the CPU. The sizes that ops assert
+// without checking (a tensor.expand_shape's output sizes, a tensor.cast to a
+// static size, ...) get soac.checks (CheckSizes.h).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Transforms/Passes.h"
 
 #include "dialect/SoacOps.h"
+#include "passes/Transforms/CheckSizes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -142,10 +145,15 @@ struct SoacCheckIndicesPass
 
   void runOnOperation() override {
     if (assumeInBounds) {
-      // Checks made earlier (by the reverse rule of tensor.extract) go too.
-      getOperation().walk([](soac::CheckIndexOp check) {
-        check.replaceAllUsesWith(check.getIndex());
-        check.erase();
+      // Checks made earlier (by the reverse rule of tensor.extract, or by
+      // an earlier run) go too.
+      getOperation().walk([](Operation *op) {
+        if (auto check = dyn_cast<soac::CheckIndexOp>(op)) {
+          check.replaceAllUsesWith(check.getIndex());
+          check.erase();
+        } else if (isa<soac::CheckOp>(op)) {
+          op->erase();
+        }
       });
       return;
     }
@@ -163,6 +171,7 @@ struct SoacCheckIndicesPass
         checkSlice(slice, slice.getDest());
       else if (auto dim = dyn_cast<tensor::DimOp>(op))
         checkDim(dim);
+      soac::checkAssertedSizes(op);
     });
   }
 

@@ -216,7 +216,7 @@ def SoacFlatten : Pass<"soac-flatten", "mlir::ModuleOp"> {
 }
 
 def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
-  let summary = "Check every tensor access at an index not known to be in range";
+  let summary = "Check every tensor access at an index not known to be in range, and every size an op takes on trust";
   let description = [{
     Puts a `soac.check_index` before each access whose index may be out of
     range, so that compiled code never reads or writes outside a buffer:
@@ -226,7 +226,18 @@ def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
     and a computed `tensor.dim` index against the rank. The access then reads
     the checked index. Constant indices below static sizes are left alone,
     and so is everything inside an op or function marked
-    `soac.assume_in_bounds` (for code that has proven its indices). Both
+    `soac.assume_in_bounds` (for code that has proven its indices).
+
+    Sizes that ops assert without checking get a `soac.check` each: the
+    output sizes of a `tensor.expand_shape` group multiply to the source's
+    dimension; a `tensor.cast` to a static size has it; a `tensor.reshape`'s
+    shape has the result type's static sizes and multiplies to the source's
+    number of elements; a `tensor.insert_slice`'s source has the slice's
+    sizes; a `tensor.concat`'s inputs agree outside the concatenated
+    dimension and add up to a static result size along it. Sizes static on
+    both sides (the verifiers compared them) and sizes equal by construction
+    (a dimension of the source, an expansion of a collapse, a map's outer
+    size: what soac's own reshapes build) get none. Both
     pipelines run it after differentiation (so gradients are checked too);
     with `check-indices=false` they run it with `assume-in-bounds`, which
     removes every check instead (the reverse rule of `tensor.extract` checks
@@ -235,15 +246,20 @@ def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
     ```mlir
     // before
     %v = tensor.extract %x[%k] : tensor<?xf32>
+    %y = tensor.cast %x : tensor<?xf32> to tensor<4xf32>
     // after
     %n = tensor.dim %x, %c0 : tensor<?xf32>
     %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
     %v = tensor.extract %x[%i] : tensor<?xf32>
+    %same = arith.cmpi eq, %n, %c4 : index
+    soac.check %same, "'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld" with %n, %c4 : index, index
+    %y = tensor.cast %x : tensor<?xf32> to tensor<4xf32>
     ```
   }];
   let options = [
     Option<"assumeInBounds", "assume-in-bounds", "bool", "false",
-           "Remove every soac.check_index instead of adding checks">,
+           "Remove every soac.check_index and soac.check instead of adding "
+           "checks">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::tensor::TensorDialect",

@@ -135,9 +135,10 @@ def clear_jit_cache() -> None:
 @dataclass(frozen=True)
 class CpuOptions:
     """Options of the soac-lower-to-cpu pipeline. ``check_indices=False``
-    drops the run-time checks of tensor accesses (soac-check-indices), for
-    code that has proven its indices: an index out of range then reads or
-    writes outside its buffer."""
+    drops the run-time checks of tensor accesses and of the sizes ops take
+    on trust (soac-check-indices), for code that has proven its indices and
+    sizes: an index out of range, or a reshape to sizes that do not fit,
+    then reads or writes outside its buffer."""
 
     TARGET: ClassVar[str] = "cpu"
     num_chunks: int = 64

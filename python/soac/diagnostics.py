@@ -1,5 +1,10 @@
 """Parsing and verification that report MLIR diagnostics as :class:`soac.Error`.
 
+Text is parsed with verification off and verified by soac's extension,
+which first refuses what some of MLIR's verifiers abort on (a reassociation
+index outside a tensor.collapse_shape's rank, ...; passes/Utils/VerifyInput.h):
+such input is a :class:`soac.ParseError`, not a crash of the interpreter.
+
 >>> import soac
 >>> from mlir import ir
 >>> with ir.Context():
@@ -10,19 +15,30 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from mlir import ir
 
+from . import _soac
 from .errors import ParseError, VerificationError
+
+# An error as soac's extension reports it: location, message, notes.
+_Error = tuple[ir.Location, str, list[tuple[ir.Location, str]]]
 
 
 def diagnostic_lines(error: ir.MLIRError) -> list[str]:
     """One line per diagnostic, then its notes, in the compiler style of mlir-opt:
     ``file:line:col: error: message``."""
+    return _lines(
+        (d.location, d.message, [(n.location, n.message) for n in d.notes]) for d in error.error_diagnostics
+    )
+
+
+def _lines(errors: Iterable[_Error]) -> list[str]:
     lines = []
-    for diagnostic in error.error_diagnostics:
-        lines.append(f"{_location(diagnostic.location)}: error: {diagnostic.message}")
-        lines.extend(f"{_location(note.location)}: note: {note.message}" for note in diagnostic.notes)
+    for location, message, notes in errors:
+        lines.append(f"{_location(location)}: error: {message}")
+        lines.extend(f"{_location(where)}: note: {text}" for where, text in notes)
     return lines
 
 
@@ -48,10 +64,10 @@ def parse(text: str, *, context: ir.Context | None = None) -> ir.Module:
     Raises :class:`soac.ParseError` carrying MLIR's diagnostics when the text is
     malformed or an operation fails its verifier.
     """
-    try:
-        return ir.Module.parse(text, context=_context_or_current(context))
-    except ir.MLIRError as error:
-        raise ParseError("could not parse the MLIR program", diagnostic_lines(error)) from None
+    module, errors = _soac.parse_module(text, "-", _context_or_current(context))
+    if module is None:
+        raise ParseError("could not parse the MLIR program", _lines(errors))
+    return module
 
 
 def parse_file(path: str | os.PathLike, *, context: ir.Context | None = None) -> ir.Module:
@@ -59,10 +75,10 @@ def parse_file(path: str | os.PathLike, *, context: ir.Context | None = None) ->
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ParseError(f"no such file: {path}")
-    try:
-        return ir.Module.parseFile(path, context=_context_or_current(context))
-    except ir.MLIRError as error:
-        raise ParseError(f"could not parse {path}", diagnostic_lines(error)) from None
+    module, errors = _soac.parse_module_file(path, _context_or_current(context))
+    if module is None:
+        raise ParseError(f"could not parse {path}", _lines(errors))
+    return module
 
 
 def verify(op: ir.Operation | ir.OpView | ir.Module) -> None:
@@ -71,7 +87,6 @@ def verify(op: ir.Operation | ir.OpView | ir.Module) -> None:
     Raises :class:`soac.VerificationError` carrying MLIR's diagnostics.
     """
     operation = op.operation
-    try:
-        operation.verify()
-    except ir.MLIRError as error:
-        raise VerificationError(f"'{operation.name}' failed to verify", diagnostic_lines(error)) from None
+    errors = _soac.verify_operation(operation)
+    if errors:
+        raise VerificationError(f"'{operation.name}' failed to verify", _lines(errors))

@@ -6,11 +6,16 @@ call frees everything it had allocated."""
 
 from __future__ import annotations
 
+import pathlib
+import re
+import sys
+
 import numpy as np
 import pytest
 from mlir import ir
 
 import soac
+import soac.numpy as snp
 from soac.runtime.abi import ExecutionError, IndexOutOfRangeError, OutOfMemoryError
 
 PROGRAMS = """
@@ -131,6 +136,53 @@ func.func @gather_grad(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> tensor<?xf64
   %r:2 = soac.vjp @gather_sum(%x, %idx, %one) wrt [0]
       : (tensor<?xf64>, tensor<?xindex>, f64) -> (f64, tensor<?xf64>)
   return %r#1 : tensor<?xf64>
+}
+"""
+
+# Ops that take sizes on trust: soac-check-indices checks them.
+SIZES = """
+func.func @split(%x: tensor<?xf64>, %a: index, %b: index) -> tensor<?x?xf64> {
+  %r = tensor.expand_shape %x [[0, 1]] output_shape [%a, %b] : tensor<?xf64> into tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+
+func.func @fixed(%x: tensor<?xf64>) -> tensor<4xf64> {
+  %r = tensor.cast %x : tensor<?xf64> to tensor<4xf64>
+  return %r : tensor<4xf64>
+}
+
+func.func @shaped(%x: tensor<?x?xf64>, %shape: tensor<2xindex>) -> tensor<?x?xf64> {
+  %r = tensor.reshape %x(%shape) : (tensor<?x?xf64>, tensor<2xindex>) -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+
+func.func @put_row(%dest: tensor<?x?xf64>, %row: tensor<?xf64>, %i: index) -> tensor<?x?xf64> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %dest, %c1 : tensor<?x?xf64>
+  %r = tensor.insert_slice %row into %dest[%i, 0] [1, %m] [1, 1] : tensor<?xf64> into tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+
+func.func @joined(%x: tensor<?xf64>, %y: tensor<?xf64>) -> tensor<6xf64> {
+  %r = tensor.concat dim(0) %x, %y : (tensor<?xf64>, tensor<?xf64>) -> tensor<6xf64>
+  return %r : tensor<6xf64>
+}
+
+// Each row cast to 2 elements: a check per row, in a parallel loop for
+// many rows.
+func.func @pairs(%x: tensor<?x?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %pair = tensor.cast %row : tensor<?xf64> to tensor<2xf64>
+    %s = soac.reduce ins(%pair : tensor<2xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
 }
 """
 
@@ -315,3 +367,162 @@ def test_the_interpreter_agrees():
         module = soac.parse(PROGRAMS)
         with pytest.raises(soac.Error, match=r"index \[10\] out of bounds for shape \[10\]"):
             soac.interpret(module, "gather", X, np.array([10], np.intp))
+
+
+def sized(name: str, **options) -> soac.runtime.abi.CompiledFunction:
+    return soac.compile(SIZES, name, options=soac.compiler.CpuOptions(**options))
+
+
+def interpreted(name: str, *args):
+    with ir.Context():
+        return soac.interpret(soac.parse(SIZES), name, *args)
+
+
+def raises_as_compiled_and_interpreted(name: str, args: tuple, message: str) -> None:
+    """The compiled function raises an ExecutionError (not an index error)
+    whose message names the op and the sizes, and the interpreter raises a
+    soac.Error with the same message."""
+    with pytest.raises(ExecutionError, match=rf"^{name}: -:\d+:\d+: {message}$") as raised:
+        sized(name)(*args)
+    assert type(raised.value) is ExecutionError
+    with pytest.raises(soac.Error, match=rf"^-:\d+:\d+: {message}$"):
+        interpreted(name, *args)
+
+
+TWELVE = np.arange(12.0)
+
+
+@pytest.mark.parametrize(("a", "b"), [(3, 4), (12, 1), (1, 12)])
+def test_expand_shape_sizes_that_fit_give_numpys_reshape(a, b):
+    np.testing.assert_array_equal(sized("split")(TWELVE, a, b), TWELVE.reshape(a, b))
+    np.testing.assert_array_equal(interpreted("split", TWELVE, a, b), TWELVE.reshape(a, b))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "message"),
+    [
+        (5, 4, "the sizes of group 0 multiply to 20, but the source has 12"),
+        (3, 3, "the sizes of group 0 multiply to 9, but the source has 12"),
+        (0, 5, "the sizes of group 0 multiply to 0, but the source has 12"),
+        (-3, -4, "one of the sizes of group 0 is negative, or their product overflows"),
+        (-1, 12, "one of the sizes of group 0 is negative, or their product overflows"),
+        (2**62, 4, "one of the sizes of group 0 is negative, or their product overflows"),
+        (2**32, 2**32 + 12, "one of the sizes of group 0 is negative, or their product overflows"),
+    ],
+)
+def test_expand_shape_sizes_that_do_not_fit_raise(a, b, message):
+    raises_as_compiled_and_interpreted("split", (TWELVE, a, b), rf"'tensor\.expand_shape': {message}")
+
+
+def test_empty_tensors_expand_into_any_empty_shape():
+    # A map without rows has rows of size 0: soac's own code expands such
+    # tensors into empty shapes of other sizes, as numpy reshapes them.
+    for a, b in [(0, 5), (7, 0), (0, 0)]:
+        assert sized("split")(np.zeros(0), a, b).shape == (a, b)
+        assert interpreted("split", np.zeros(0), a, b).shape == (a, b)
+    raises_as_compiled_and_interpreted("split", (np.zeros(0), 2, 3), r"'tensor\.expand_shape': the sizes of group 0 multiply to 6, but the source has 0")
+
+
+@pytest.mark.parametrize("n", [3, 5, 0])
+def test_a_cast_to_a_static_size_must_have_it(n):
+    np.testing.assert_array_equal(sized("fixed")(np.arange(4.0)), np.arange(4.0))
+    raises_as_compiled_and_interpreted(
+        "fixed", (np.arange(float(n)),), rf"'tensor\.cast': dimension 0 of the source has size {n}, but the result type has 4"
+    )
+
+
+def test_a_cast_in_a_parallel_loop_raises(threads):
+    pairs = sized("pairs")
+    np.testing.assert_array_equal(pairs(np.ones((2**16, 2))), np.full(2**16, 2.0))
+    with pytest.raises(ExecutionError, match="'tensor.cast': dimension 0 of the source has size 3, but the result type has 2"):
+        pairs(np.ones((2**16, 3)))
+    assert pairs(np.ones((0, 3))).shape == (0,)  # no rows, nothing read
+
+
+def test_a_reshape_must_keep_the_number_of_elements():
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(sized("shaped")(x, np.array([2, 6], np.intp)), x.reshape(2, 6))
+    np.testing.assert_array_equal(interpreted("shaped", x, np.array([2, 6], np.intp)), x.reshape(2, 6))
+    raises_as_compiled_and_interpreted(
+        "shaped", (x, np.array([5, 3], np.intp)), r"'tensor\.reshape': the shape's sizes multiply to 15, but the source has 12 elements"
+    )
+    raises_as_compiled_and_interpreted(
+        "shaped", (x, np.array([-2, -6], np.intp)), r"'tensor\.reshape': one of the shape's sizes is negative, or their product overflows"
+    )
+
+
+def test_a_slice_written_must_have_the_sources_sizes():
+    dest = np.zeros((3, 4))
+    expected = dest.copy()
+    expected[1] = np.arange(4.0)
+    np.testing.assert_array_equal(sized("put_row")(dest, np.arange(4.0), 1), expected)
+    for size in (6, 2):
+        raises_as_compiled_and_interpreted(
+            "put_row", (dest, np.arange(float(size)), 1),
+            rf"'tensor\.insert_slice': dimension 0 of the source has size {size}, but the slice has 4",
+        )
+
+
+def test_concatenated_inputs_must_add_up_to_the_static_size():
+    np.testing.assert_array_equal(sized("joined")(np.arange(2.0), np.arange(4.0)), [0, 1, 0, 1, 2, 3])
+    np.testing.assert_array_equal(interpreted("joined", np.arange(2.0), np.arange(4.0)), [0, 1, 0, 1, 2, 3])
+    raises_as_compiled_and_interpreted(
+        "joined", (np.arange(3.0), np.arange(5.0)), r"'tensor\.concat': the inputs' sizes in dimension 0 add up to 8, but the result has 6"
+    )
+
+
+SIZE_CHECKS = re.compile(r"'tensor\.\w+': (one of|the sizes|the shape|dimension \d+ of the|input \d+|the inputs)")
+
+
+def test_the_size_checks_can_be_left_out():
+    checked = str(soac.lower(SIZES, options=soac.compiler.CpuOptions(), only="split"))
+    unchecked = str(soac.lower(SIZES, options=soac.compiler.CpuOptions(check_indices=False), only="split"))
+    assert SIZE_CHECKS.search(checked)
+    assert not SIZE_CHECKS.search(unchecked)
+    np.testing.assert_array_equal(sized("split", check_indices=False)(TWELVE, 4, 3), TWELVE.reshape(4, 3))
+
+
+def _gmm_gradient():
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench" / "adbench"))
+    import gmm
+
+    function, args = gmm.soac_version(*gmm.inputs(**gmm.TINY))
+    return soac.value_and_grad(function, argnums=tuple(gmm.WRT)), args
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        pytest.param(lambda: (soac.grad(lambda x: snp.reshape(x, (3, -1)).sum()), (TWELVE,)), id="reshape"),
+        pytest.param(lambda: (soac.grad(lambda x: (x.sum(axis=2) ** 2).sum()), (np.ones((2, 3, 4)),)), id="sum over an inner axis"),
+        pytest.param(lambda: (soac.grad(lambda x: (snp.expand_dims(x, 1) * 2).sum()), (np.ones((2, 3)),)), id="expand_dims"),
+        pytest.param(lambda: (soac.grad(lambda x: (x[:, None, :] * x[None, :, :]).sum()), (np.ones((2, 3)),)), id="None"),
+        pytest.param(lambda: (soac.grad(lambda x: snp.squeeze(x[:, 0:1]).sum()), (np.ones((2, 3)),)), id="squeeze"),
+        pytest.param(lambda: (soac.grad(lambda x: soac.vmap(lambda r: snp.reshape(r, (2, 2)).sum(axis=0))(x).sum()), (np.ones((3, 4)),)),
+                     id="vmap of reshape"),
+        pytest.param(_gmm_gradient, id="GMM gradient"),
+    ],
+)
+def test_soacs_own_reshapes_need_no_size_checks(program):
+    """What soac generates is consistent by construction: its reshapes and
+    their derivatives leave no size check in the lowered code (each would be
+    a compare and a branch per run of the op)."""
+    function, args = program()
+    function(*args)
+    assert not SIZE_CHECKS.search(function.lower())
+
+
+def test_the_interpreter_runs_size_checks_of_checked_ir():
+    checked = """
+    func.func @f(%n: index) -> index {
+      %c4 = arith.constant 4 : index
+      %same = arith.cmpi eq, %n, %c4 : index
+      soac.check %same, "'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld" with %n, %c4 : index, index
+      return %n : index
+    }
+    """
+    with ir.Context():
+        module = soac.parse(checked)
+        assert soac.interpret(module, "f", 4) == 4
+        with pytest.raises(soac.Error, match=r"^-:\d+:\d+: 'tensor\.cast': dimension 0 of the source has size 3, but the result type has 4$"):
+            soac.interpret(module, "f", 3)

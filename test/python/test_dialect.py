@@ -218,6 +218,47 @@ def test_parse_file_points_diagnostics_into_the_file(ctx, tmp_path):
         soac.parse_file(tmp_path / "missing.mlir")
 
 
+def test_what_mlirs_verifiers_abort_on_is_an_error():
+    """A reassociation index outside a collapse_shape's rank aborted MLIR's
+    verifier (and the interpreter with it): soac parses with verification off
+    and checks such ops first. In a child process, where an abort shows."""
+    script = textwrap.dedent(
+        """
+        import soac
+        from mlir import ir
+        from mlir.dialects import func, tensor
+
+        bad = "func.func @f(%x: tensor<?x?xf32>) -> tensor<?xf32> {\\n" \\
+              "  %f = tensor.collapse_shape %x [[-1, 1]] : tensor<?x?xf32> into tensor<?xf32>\\n" \\
+              "  return %f : tensor<?xf32>\\n}"
+        try:
+            soac.parse(bad)
+        except soac.ParseError as error:
+            print("parse:", error.diagnostics[0])
+        with ir.Context(), ir.Location.unknown():
+            module = ir.Module.create()
+            f32, i64 = ir.F32Type.get(), ir.IntegerType.get_signless(64)
+            matrix = ir.RankedTensorType.get([-(2**63), -(2**63)], f32)
+            vector = ir.RankedTensorType.get([-(2**63)], f32)
+            with ir.InsertionPoint(module.body):
+                function = func.FuncOp("f", ir.FunctionType.get([matrix], [vector]))
+                with ir.InsertionPoint(function.add_entry_block()):
+                    groups = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, -1), ir.IntegerAttr.get(i64, 1)])])
+                    flat = tensor.CollapseShapeOp(vector, function.arguments[0], groups)
+                    func.ReturnOp([flat.result])
+            try:
+                soac.verify(module)
+            except soac.VerificationError as error:
+                print("verify:", error.diagnostics[0])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    message = "error: 'tensor.collapse_shape' op has index -1 in reassociation group 0, outside the 2 dimensions"
+    assert f"parse: -:2:8: {message}" in out.stdout
+    assert f"verify: unknown: {message}" in out.stdout, out.stdout
+
+
 def test_invalid_op_built_in_python_raises_verification_error(ctx):
     f32, f64 = ir.F32Type.get(), ir.F64Type.get()
 

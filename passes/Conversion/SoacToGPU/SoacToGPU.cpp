@@ -142,7 +142,7 @@ struct ConvertSoacToGPUPass
     // inside their parent's kernel.
     SmallVector<Operation *> soacs;
     getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (!isa<SoacDialect>(op->getDialect()) || isa<CheckIndexOp>(op))
+      if (!isa<SoacDialect>(op->getDialect()) || isa<CheckIndexOp, CheckOp>(op))
         return WalkResult::advance();
       soacs.push_back(op);
       return WalkResult::skip();

@@ -104,9 +104,10 @@ struct ConvertSoacToLoopsPass
     }
     declareMaxThreads(module);
     checkRowsComputedInPlace(module);
-    // Index checks stay, for soac-lower-checks.
+    // Checks stay, for soac-lower-checks.
     WalkResult leftover = module.walk([](Operation *op) {
-      if (isa<SoacDialect>(op->getDialect()) && !isa<CheckIndexOp>(op)) {
+      if (isa<SoacDialect>(op->getDialect()) &&
+          !isa<CheckIndexOp, CheckOp>(op)) {
         op->emitOpError() << "could not be lowered to loops";
         return WalkResult::interrupt();
       }

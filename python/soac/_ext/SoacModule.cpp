@@ -1,7 +1,8 @@
 //===- SoacModule.cpp - the soac Python extension -------------------------===//
 //
 // Registers the soac dialect with the upstream MLIR Python bindings, and
-// gives Python the signature of derivatives (dialect/DerivativeSignature.h).
+// gives Python the signature of derivatives (dialect/DerivativeSignature.h)
+// and parsing that never aborts (Parsing.h).
 // The bindings hand over C API handles; unwrapping them gives the C++ objects
 // this extension shares with them through libMLIRPythonCAPI.so.
 //
@@ -10,6 +11,7 @@
 #include "dialect/DerivativeSignature.h"
 #include "dialect/SoacDialect.h"
 #include "passes/Passes.h"
+#include "python/soac/_ext/Parsing.h"
 
 #include "mlir-c/IR.h"
 #include "mlir/Bindings/Python/Nanobind.h"
@@ -34,6 +36,7 @@ NB_MODULE(_soac, m) {
   // Passes and pipelines live in a process-wide registry: register them once,
   // so that PassManager.parse knows soac-lower-to-cpu and friends.
   soac::registerSoacPasses();
+  soac::python::defineParsing(m);
 
   m.def(
       "register_dialects",

@@ -37,14 +37,15 @@ def handles(*op_names: str) -> Callable[[Handler], Handler]:
 
 def fail(op: ir.OpView, message: str) -> InterpretError:
     """An InterpretError located at ``op``: raise the result."""
-    return InterpretError(f"{_location(op)}: '{op.operation.name}': {message}")
+    return InterpretError(f"{location(op)}: '{op.operation.name}': {message}")
 
 
-def _location(op: ir.OpView) -> str:
-    location = op.location
-    if location.is_a_file():
-        return f"{location.filename}:{location.start_line}:{location.start_col}"
-    return str(location)
+def location(op: ir.OpView) -> str:
+    """``op``'s source location as ``file:line:col`` (the location's text otherwise)."""
+    where = op.location
+    if where.is_a_file():
+        return f"{where.filename}:{where.start_line}:{where.start_col}"
+    return str(where)
 
 
 def dtype_of(type_: ir.Type) -> np.dtype:

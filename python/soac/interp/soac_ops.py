@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from .core import element_dtype, fail, handles
+from ..errors import InterpretError
+from .core import element_dtype, fail, handles, location
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -55,6 +56,16 @@ def _check_index(interp, op, operands):
         what = ir.StringAttr(op.attributes["what"]).value
         raise fail(op, f"{what}: index {index} is out of range for size {size}")
     return [np.int64(index)]
+
+
+@handles("soac.check")
+def _check(interp, op, operands):
+    condition, *values = operands
+    if not condition:
+        # The message names the op it checks for, as compiled code's does.
+        message = ir.StringAttr(op.attributes["message"]).value
+        raise InterpretError(f"{location(op)}: " + message.replace("%lld", "%d") % tuple(int(v) for v in values))
+    return []
 
 
 @handles("soac.map")

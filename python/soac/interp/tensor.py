@@ -51,6 +51,24 @@ def _reduced_shape(sizes: Sequence[int], result_type: ir.RankedTensorType) -> li
     return kept
 
 
+def _as_int64(value: int) -> int:
+    """``value`` wrapped to a signed 64-bit number, as compiled code holds it."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def _check_product(op: ir.OpView, factors: Sequence[int], expected: int, what: str, expected_text: str,
+                   both_empty: bool = False) -> None:
+    """Fails unless ``factors`` multiply to ``expected`` (or ``both_empty``: the
+    op's source and result have no elements), with the messages of
+    soac-check-indices (CheckSizes.cpp): first that none is negative and the
+    product fits in 64 bits, then the product."""
+    product = int(np.prod(factors, dtype=object)) if factors else 1
+    if any(f < 0 for f in factors) or product >= 2**64:
+        raise fail(op, f"one of {what} is negative, or their product overflows")
+    if product != expected and not both_empty:
+        raise fail(op, f"{what} multiply to {_as_int64(product)}, but {expected_text % expected}")
+
+
 @handles("tensor.extract")
 def _extract(interp, op, operands):
     tensor, *indices = operands
@@ -111,10 +129,42 @@ def _dim(interp, op, operands):
 @handles("tensor.cast")
 def _cast(interp, op, operands):
     (tensor,) = operands
-    expected = op.results[0].type.shape
-    if any(e != _DYNAMIC and e != n for e, n in zip(expected, tensor.shape)):
-        raise fail(op, f"shape {list(tensor.shape)} does not fit {op.results[0].type}")
+    shape = [size if expected == _DYNAMIC else expected for expected, size in zip(op.results[0].type.shape, tensor.shape)]
+    if tensor.size == 0 and 0 in shape:
+        return [tensor.reshape(shape)]  # empty tensors may differ in their sizes, as in compiled code
+    for dim, (expected, size) in enumerate(zip(shape, tensor.shape)):
+        if expected != size:
+            raise fail(op, f"dimension {dim} of the source has size {size}, but the result type has {expected}")
     return [tensor]
+
+
+@handles("tensor.reshape")
+def _reshape(interp, op, operands):
+    source, shape = operands
+    result_type = op.results[0].type
+    sizes = [int(s) for s in shape]
+    for dim, (size, static) in enumerate(zip(sizes, result_type.shape)):
+        if static != _DYNAMIC and size != static:
+            raise fail(op, f"dimension {dim} of the shape is {size}, but the result type has {static}")
+    _check_product(op, sizes, source.size, "the shape's sizes", "the source has %d elements")
+    return [source.reshape(sizes)]
+
+
+@handles("tensor.concat")
+def _concat(interp, op, operands):
+    axis = ir.IntegerAttr(op.attributes["dim"]).value
+    result_type = op.results[0].type
+    for dim, static in enumerate(result_type.shape):
+        if dim == axis:
+            continue
+        expected = static if static != _DYNAMIC else operands[0].shape[dim]
+        for k, tensor in enumerate(operands):
+            if tensor.shape[dim] != expected:
+                raise fail(op, f"input {k} has size {tensor.shape[dim]} in dimension {dim}, but the result has {expected}")
+    total = sum(tensor.shape[axis] for tensor in operands)
+    if result_type.shape[axis] not in (_DYNAMIC, total):
+        raise fail(op, f"the inputs' sizes in dimension {axis} add up to {total}, but the result has {result_type.shape[axis]}")
+    return [np.concatenate(operands, axis=axis)]
 
 
 @handles("tensor.extract_slice")
@@ -128,6 +178,11 @@ def _extract_slice(interp, op, operands):
 def _insert_slice(interp, op, operands):
     source, dest, *dynamic = operands
     sizes, index = _slice_of(op, dynamic, dest.shape)
+    kept = _reduced_shape(sizes, op.operands[0].type)
+    if source.size or 0 not in kept:  # empty tensors may differ in their sizes, as in compiled code
+        for dim, (size, expected) in enumerate(zip(source.shape, kept)):
+            if size != expected:
+                raise fail(op, f"dimension {dim} of the source has size {size}, but the slice has {expected}")
     result = dest.copy()
     result[index] = np.reshape(source, sizes)
     return [result]
@@ -144,4 +199,10 @@ def _collapse_shape(interp, op, operands):
 @handles("tensor.expand_shape")
 def _expand_shape(interp, op, operands):
     source, *dynamic = operands
-    return [source.reshape(_mixed(op, "static_output_shape", iter(dynamic)))]
+    shape = _mixed(op, "static_output_shape", iter(dynamic))
+    groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)] for group in ir.ArrayAttr(op.attributes["reassociation"])]
+    # Empty tensors may differ in their sizes, as in compiled code (a map without rows has rows of size 0).
+    both_empty = source.size == 0 and 0 in shape
+    for g, group in enumerate(groups):
+        _check_product(op, [shape[d] for d in group], source.shape[g], f"the sizes of group {g}", "the source has %d", both_empty)
+    return [source.reshape(shape)]

@@ -213,6 +213,30 @@ func.func @invariant_checks(%x: memref<?xf64>, %n: index, %m: index, %size: inde
 
 // -----
 
+// A soac.check on the host reports its message as a format for its values
+// (a failed size check: kind 1, an ExecutionError in Python), after the
+// location.
+// CHECK: llvm.mlir.global private constant @soac_check_0("f.py:7:3: 'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld\00")
+// CHECK-LABEL: func.func @host_size
+// CHECK-SAME: (%[[N:.*]]: index)
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[N]], %[[C4]]
+// CHECK: %[[FAILED:.*]] = arith.xori %[[SAME]], %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK: %[[KIND:.*]] = arith.constant 1 : i32
+// CHECK: %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: %[[C464:.*]] = arith.index_cast %[[C4]] : index to i64
+// CHECK: llvm.call @soac_report_error(%[[KIND]], %{{.*}}, %[[N64]], %[[C464]])
+// CHECK-NOT: soac.check
+func.func @host_size(%n: index) {
+  %c4 = arith.constant 4 : index
+  %same = arith.cmpi eq, %n, %c4 : index
+  soac.check %same, "'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld" with %n, %c4 : index, index loc("f.py":7:3)
+  return
+}
+
+// -----
+
 // Checks left inside a GPU kernel (those soac-lower-kernel-checks could not
 // guard) trap it (cf.assert).
 // CHECK-LABEL: func.func @kernel_checks
@@ -234,3 +258,23 @@ func.func @kernel_checks(%a: index, %b: index) {
 }
 
 
+// -----
+
+// In a kernel (one soac-lower-kernel-checks could not guard) a soac.check
+// traps it: a cf.assert, whose message shows `?`
+// for the values (and `%` for `%%`).
+// CHECK-LABEL: func.func @kernel_size
+// CHECK: gpu.launch
+// CHECK: cf.assert %{{.*}}, "f.py:8:3: 'tensor.cast': size ? is not ?, 100% sure"
+// CHECK-NOT: soac_report_error
+func.func @kernel_size(%n: index) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %same = arith.cmpi eq, %n, %c4 : index
+    soac.check %same, "'tensor.cast': size %lld is not %lld, 100%% sure" with %n, %c4 : index, index loc("f.py":8:3)
+    gpu.terminator
+  }
+  return
+}

@@ -133,3 +133,34 @@ func.func @unchecked(%x: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// A soac.check in a kernel records its two values, and the host reports
+// them with its message (a size check: kind 1).
+// CHECK: llvm.mlir.global private constant @[[$SIZES:soac_check_[0-9]+]]("f.py:9:3: 'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld\00")
+// CHECK-LABEL: func.func @size_check
+// CHECK-SAME: (%[[N:.*]]: index)
+// CHECK: gpu.launch
+// CHECK: llvm.cmpxchg
+// CHECK: %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: llvm.store %[[FIRST]]
+// CHECK: %[[SECOND:.*]] = arith.index_cast %c4 : index to i64
+// CHECK: llvm.store %[[SECOND]]
+// CHECK-NOT: soac.check
+// CHECK: gpu.terminator
+// CHECK: case 1 {
+// CHECK: %[[KIND:.*]] = arith.constant 1 : i32
+// CHECK: llvm.mlir.addressof @[[$SIZES]]
+// CHECK: llvm.call @soac_report_error(%[[KIND]]
+func.func @size_check(%n: index) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %same = arith.cmpi eq, %n, %c4 : index
+    soac.check %same, "'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld" with %n, %c4 : index, index loc("f.py":9:3)
+    gpu.terminator
+  }
+  return
+}

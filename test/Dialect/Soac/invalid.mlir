@@ -581,3 +581,27 @@ func.func @too_wide(%x: f64, %w: f64, %t0: f64, %t1: f64) -> (f64, f64, f64) {
   %r:3 = soac.jvp @scale(%x, %w, %t0, %t1) wrt [0] width 2147483648 : (f64, f64, f64, f64) -> (f64, f64, f64)
   return %r#0, %r#1, %r#2 : f64, f64, f64
 }
+
+// -----
+
+func.func @check_values_missing(%ok: i1, %n: index) {
+  // expected-error @+1 {{'soac.check' op message shows 2 values ('%lld'), but the op has 1}}
+  soac.check %ok, "size %lld, expected %lld" with %n : index
+  return
+}
+
+// -----
+
+func.func @check_other_conversion(%ok: i1, %n: index) {
+  // expected-error @+1 {{'soac.check' op message has a '%' at 5 that is neither '%lld' nor '%%'}}
+  soac.check %ok, "size %d" with %n : index
+  return
+}
+
+// -----
+
+func.func @check_three_values(%ok: i1, %n: index) {
+  // expected-error @+1 {{'soac.check' op shows 3 values; at most 2 are supported}}
+  soac.check %ok, "%lld %lld %lld" with %n, %n, %n : index, index, index
+  return
+}

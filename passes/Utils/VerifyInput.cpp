@@ -1,0 +1,82 @@
+//===- VerifyInput.cpp - verification that never aborts ------------------===//
+#include "passes/Utils/VerifyInput.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+
+namespace soac {
+
+namespace {
+
+/// The reassociation of a tensor.collapse_shape or tensor.expand_shape:
+/// indices below the expanded rank. Ops whose operands, results or
+/// attribute are not as ODS says are left to the verifier, which reports
+/// them before it reads the indices.
+LogicalResult checkReassociation(Operation *op) {
+  bool collapse = op->getName().getStringRef() == "tensor.collapse_shape";
+  Type expanded = collapse ? (op->getNumOperands() ? op->getOperand(0).getType()
+                                                   : Type())
+                           : (op->getNumResults() ? op->getResult(0).getType()
+                                                  : Type());
+  auto type = dyn_cast_or_null<RankedTensorType>(expanded);
+  auto groups = op->getAttrOfType<ArrayAttr>("reassociation");
+  if (!type || !groups)
+    return success();
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    auto indices = dyn_cast<ArrayAttr>(group);
+    if (!indices)
+      return success();
+    for (Attribute index : indices) {
+      auto value = dyn_cast<IntegerAttr>(index);
+      if (!value)
+        return success();
+      int64_t d = value.getValue().getSExtValue();
+      if (d < 0 || d >= type.getRank())
+        return op->emitOpError()
+               << "has index " << d << " in reassociation group " << g
+               << ", outside the " << type.getRank()
+               << " dimensions of its expanded type " << type;
+    }
+  }
+  return success();
+}
+
+/// One operand of a tensor.from_elements per element of its result type.
+LogicalResult checkElementCount(Operation *op) {
+  auto type = op->getNumResults()
+                  ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                  : nullptr;
+  if (!type || !type.hasStaticShape())
+    return success(); // the verifier says so
+  uint64_t elements = 1;
+  for (int64_t size : type.getShape())
+    elements = llvm::SaturatingMultiply<uint64_t>(elements, size);
+  if (elements == op->getNumOperands())
+    return success();
+  return op->emitOpError() << "has " << op->getNumOperands()
+                           << " elements, but its type " << type << " holds "
+                           << elements;
+}
+
+} // namespace
+
+LogicalResult verifyInput(Operation *root) {
+  WalkResult checked = root->walk([](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    LogicalResult ok = success();
+    if (name == "tensor.collapse_shape" || name == "tensor.expand_shape")
+      ok = checkReassociation(op);
+    else if (name == "tensor.from_elements")
+      ok = checkElementCount(op);
+    return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (checked.wasInterrupted())
+    return failure();
+  return verify(root);
+}
+
+} // namespace soac
