@@ -62,6 +62,22 @@ LogicalResult checkElementCount(Operation *op) {
                            << elements;
 }
 
+/// The dimension a tensor.concat joins along: one of its result's.
+LogicalResult checkConcatDimension(Operation *op) {
+  auto type = op->getNumResults()
+                  ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                  : nullptr;
+  auto dim = op->getAttrOfType<IntegerAttr>("dim");
+  if (!type || !dim)
+    return success(); // the verifier says so
+  int64_t d = dim.getValue().getSExtValue();
+  if (d >= 0 && d < type.getRank())
+    return success();
+  return op->emitOpError() << "concatenates along dimension " << d
+                           << ", outside the " << type.getRank()
+                           << " dimensions of its result type " << type;
+}
+
 } // namespace
 
 LogicalResult verifyInput(Operation *root) {
@@ -72,6 +88,8 @@ LogicalResult verifyInput(Operation *root) {
       ok = checkReassociation(op);
     else if (name == "tensor.from_elements")
       ok = checkElementCount(op);
+    else if (name == "tensor.concat")
+      ok = checkConcatDimension(op);
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (checked.wasInterrupted())

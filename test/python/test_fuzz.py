@@ -30,9 +30,6 @@ KNOWN_CRASHES = {
     # op exists that soac could check (its verifier's vector, in the generic
     # form, soac refuses first: passes/Utils/VerifyInput.h).
     "SmallVector unable to grow": "known/from-elements-huge-static-size.mlir",
-    # soac's row kernels launch a block per row: a static 2^31 rows exceeds
-    # the grid, and the upstream NVVM lowering asserts on the block id's range.
-    "Value is not an N-bit unsigned value": "known/gpu-grid-beyond-limit.mlir",
 }
 
 

@@ -269,6 +269,16 @@ Value hostLength(ImplicitLocOpBuilder &host, MapOp map, Value vector) {
 } // namespace
 
 LogicalResult checkRowKernel(MapOp map) {
+  // One block per row: a grid holds at most 2^31 - 1 blocks. (Such a map
+  // then runs one thread per row, where the body allows it.)
+  constexpr int64_t kMaxBlocks = (int64_t(1) << 31) - 1;
+  int64_t rows = cast<RankedTensorType>(map.getResultTypes().front()).getDimSize(0);
+  for (Value input : map.getInputs())
+    rows = std::max(rows, cast<RankedTensorType>(input.getType()).getDimSize(0));
+  if (rows > kMaxBlocks)
+    return map.emitOpError() << "has " << rows
+                             << " rows, more than the blocks a GPU grid holds ("
+                             << kMaxBlocks << ") for one block per row";
   for (Type type : llvm::concat<Type>(llvm::to_vector(map.getInputs().getTypes()),
                                       llvm::to_vector(map.getResultTypes())))
     if (cast<RankedTensorType>(type).getRank() > 2)

@@ -45,3 +45,14 @@ func.func @collapse_out_of_order(%x: tensor<?x?xf32>) -> tensor<?xf32> {
   %f = tensor.collapse_shape %x [[1, 0]] : tensor<?x?xf32> into tensor<?xf32>
   return %f : tensor<?xf32>
 }
+
+// -----
+
+// Found by the IR fuzzer in test_fuzz.py (mutant 433 of
+// test/Transforms/check-sizes.mlir): the concat verifier indexed the sizes
+// of its result by the dimension.
+func.func @concat_dimension_outside(%x: tensor<?x?xf32>, %y: tensor<?x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{'tensor.concat' op concatenates along dimension -9223372036854775807, outside the 2 dimensions of its result type 'tensor<6x3xf32>'}}
+  %r = tensor.concat dim(-9223372036854775807) %x, %y : (tensor<?x?xf32>, tensor<?x3xf32>) -> tensor<6x3xf32>
+  return %r : tensor<6x3xf32>
+}
