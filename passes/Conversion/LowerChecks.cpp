@@ -138,42 +138,6 @@ Value okOrSkipped(OpBuilder &b, Location loc, Value ok,
   return ok;
 }
 
-void lowerAssert(Runtime &runtime, cf::AssertOp check) {
-  Value ok = check.getArg();
-  Operation *at = check;
-  SmallVector<scf::ForOp> loops = loopsToHoistOutOf(check, ok);
-  if (!loops.empty()) {
-    at = loops.back();
-    OpBuilder b(at);
-    ok = okOrSkipped(b, check.getLoc(), ok, loops);
-  }
-  emitCheck(runtime, at, ok, FailureKind::Check, escapePercents(check.getMsg()));
-  check.erase();
-}
-
-void lowerIndexCheck(Runtime &runtime, soac::CheckIndexOp check) {
-  Operation *at = check;
-  SmallVector<scf::ForOp> loops;
-  if (!inKernel(check))
-    loops = loopsToHoistOutOf(check, check->getOperands());
-  if (!loops.empty())
-    at = loops.back();
-  OpBuilder b(at);
-  Value ok = arith::CmpIOp::create(b, check.getLoc(), arith::CmpIPredicate::ult,
-                                   check.getIndex(), check.getSize());
-  if (inKernel(check)) {
-    cf::AssertOp::create(b, check.getLoc(), ok,
-                         locationPrefix(check.getLoc()) + check.getWhat().str() +
-                             ": index out of range");
-  } else {
-    ok = okOrSkipped(b, check.getLoc(), ok, loops);
-    emitCheck(runtime, at, ok, FailureKind::Index, indexCheckMessage(check),
-              check.getIndex(), check.getSize());
-  }
-  check.replaceAllUsesWith(check.getIndex());
-  check.erase();
-}
-
 /// The text a printf `format` of `%lld`s and `%%`s prints, with `?` for
 /// each value.
 std::string formatWithoutValues(StringRef format) {
@@ -191,30 +155,34 @@ std::string formatWithoutValues(StringRef format) {
   return text;
 }
 
-/// A soac.check: its message is already a format for its values. In a
-/// kernel (one soac-lower-kernel-checks could not guard) it becomes a
-/// cf.assert, whose message cannot show them.
-void lowerCheck(Runtime &runtime, soac::CheckOp check) {
-  std::string format = locationPrefix(check.getLoc()) + check.getMessage().str();
-  ValueRange values = check.getValues();
+/// Lowers a soac.check_index, soac.check or cf.assert of host code to a
+/// call of the runtime when it fails, before the loops it may be hoisted
+/// out of. In a kernel (a check soac-lower-kernel-checks could not guard)
+/// it becomes a cf.assert, which traps, and whose message cannot show the
+/// values.
+void lowerCheck(Runtime &runtime, Operation *check) {
+  auto index = dyn_cast<soac::CheckIndexOp>(check);
   if (inKernel(check)) {
     OpBuilder b(check);
-    cf::AssertOp::create(b, check.getLoc(), check.getCondition(),
-                         formatWithoutValues(format));
+    CheckedCondition condition = checkedCondition(b, check);
+    std::string message =
+        index ? locationPrefix(check->getLoc()) + index.getWhat().str() +
+                    ": index out of range"
+              : formatWithoutValues(condition.format);
+    cf::AssertOp::create(b, check->getLoc(), condition.ok, message);
   } else {
-    Value ok = check.getCondition();
-    Operation *at = check;
-    SmallVector<scf::ForOp> loops = loopsToHoistOutOf(check, check->getOperands());
-    if (!loops.empty()) {
-      at = loops.back();
-      OpBuilder b(at);
-      ok = okOrSkipped(b, check.getLoc(), ok, loops);
-    }
-    emitCheck(runtime, at, ok, FailureKind::Check, format,
-              values.size() > 0 ? values[0] : Value(),
-              values.size() > 1 ? values[1] : Value());
+    SmallVector<scf::ForOp> loops =
+        loopsToHoistOutOf(check, check->getOperands());
+    Operation *at = loops.empty() ? check : loops.back();
+    OpBuilder b(at);
+    CheckedCondition condition = checkedCondition(b, check);
+    Value ok = okOrSkipped(b, check->getLoc(), condition.ok, loops);
+    emitCheck(runtime, at, ok, condition.kind, condition.format,
+              condition.first, condition.second);
   }
-  check.erase();
+  if (index)
+    index.replaceAllUsesWith(index.getIndex());
+  check->erase();
 }
 
 /// The size in bytes of `alloc`'s buffer and whether computing it
@@ -352,12 +320,8 @@ struct SoacLowerChecksPass
     for (scf::ParallelOp loop : loops)
       stopAfter(runtime, loop);
     for (Operation *op : checks) {
-      if (auto check = dyn_cast<soac::CheckIndexOp>(op))
-        lowerIndexCheck(runtime, check);
-      else if (auto check = dyn_cast<soac::CheckOp>(op))
-        lowerCheck(runtime, check);
-      else if (auto check = dyn_cast<cf::AssertOp>(op))
-        lowerAssert(runtime, check);
+      if (isCheck(op))
+        lowerCheck(runtime, op);
       else
         checkAllocation(runtime, cast<memref::AllocOp>(op));
     }

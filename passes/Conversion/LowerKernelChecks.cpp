@@ -14,7 +14,6 @@
 #include "passes/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -32,9 +31,8 @@ namespace {
 /// Words of the failure record.
 enum RecordWord { kFailedCheck = 0, kFirstValue = 1, kSecondValue = 2 };
 
-/// A check of a kernel, numbered from 1 within its launch.
+/// A check of a kernel the host reports, numbered from 1 within its launch.
 struct KernelCheck {
-  Operation *op; // soac.check_index, soac.check or cf.assert; erased once lowered
   Location loc;
   FailureKind kind;
   std::string message;
@@ -105,35 +103,26 @@ void recordFailure(ImplicitLocOpBuilder &b, Value record, Value ok,
 }
 
 /// Lowers `check` (the `number`th of its launch) to a recorded failure and
-/// a guard; false when it cannot be guarded (it stays, and traps).
-bool lowerKernelCheck(Operation *check, Value record, int64_t number) {
+/// a guard, and returns what the host reports of it; none when it cannot
+/// be guarded (it stays, and traps).
+std::optional<KernelCheck> lowerKernelCheck(Operation *check, Value record,
+                                            int64_t number) {
   std::optional<SmallVector<Operation *>> guarded = guardedOps(check);
   if (!guarded)
-    return false;
+    return std::nullopt;
   ImplicitLocOpBuilder b(check->getLoc(), check);
-  Value ok, a, size;
-  if (auto index = dyn_cast<soac::CheckIndexOp>(check)) {
-    ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index.getIndex(),
-                               index.getSize());
-    a = index.getIndex();
-    size = index.getSize();
-  } else if (auto sizes = dyn_cast<soac::CheckOp>(check)) {
-    ok = sizes.getCondition();
-    ValueRange values = sizes.getValues();
-    a = values.size() > 0 ? values[0] : Value();
-    size = values.size() > 1 ? values[1] : Value();
-  } else {
-    ok = cast<cf::AssertOp>(check).getArg();
-  }
+  CheckedCondition condition = checkedCondition(b, check);
   {
     OpBuilder::InsertionGuard point(b);
-    recordFailure(b, record, ok, number, a, size);
+    recordFailure(b, record, condition.ok, number, condition.first,
+                  condition.second);
   }
-  guard(*guarded, ok, check->getLoc());
+  guard(*guarded, condition.ok, check->getLoc());
   if (auto index = dyn_cast<soac::CheckIndexOp>(check))
     index.replaceAllUsesWith(index.getIndex());
+  KernelCheck reported{check->getLoc(), condition.kind, condition.format};
   check->erase();
-  return true;
+  return reported;
 }
 
 /// After `launch`: when one of its `checks` failed, the record is cleared
@@ -183,19 +172,10 @@ struct SoacLowerKernelChecksPass
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches) {
-      SmallVector<KernelCheck> checks;
+      SmallVector<Operation *> checks;
       launch.getBody().walk([&](Operation *op) {
-        if (auto index = dyn_cast<soac::CheckIndexOp>(op))
-          checks.push_back(
-              {op, op->getLoc(), FailureKind::Index, indexCheckMessage(index)});
-        else if (auto check = dyn_cast<soac::CheckOp>(op))
-          checks.push_back({op, op->getLoc(), FailureKind::Check,
-                            locationPrefix(check.getLoc()) +
-                                check.getMessage().str()});
-        else if (auto check = dyn_cast<cf::AssertOp>(op))
-          checks.push_back({op, op->getLoc(), FailureKind::Check,
-                            locationPrefix(check.getLoc()) +
-                                escapePercents(check.getMsg())});
+        if (isCheck(op))
+          checks.push_back(op);
       });
       if (checks.empty())
         continue;
@@ -213,9 +193,10 @@ struct SoacLowerKernelChecksPass
               ValueRange{})
               .getResult();
       SmallVector<KernelCheck> lowered;
-      for (KernelCheck &check : checks)
-        if (lowerKernelCheck(check.op, record, lowered.size() + 1))
-          lowered.push_back(check);
+      for (Operation *check : checks)
+        if (std::optional<KernelCheck> reported =
+                lowerKernelCheck(check, record, lowered.size() + 1))
+          lowered.push_back(std::move(*reported));
       if (lowered.empty()) {
         record.getDefiningOp()->erase();
         continue;

@@ -2,6 +2,7 @@
 #include "passes/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -93,6 +94,32 @@ std::string locationPrefix(Location loc) {
 std::string indexCheckMessage(soac::CheckIndexOp check) {
   return locationPrefix(check.getLoc()) + escapePercents(check.getWhat()) +
          ": index %lld is out of range for size %lld";
+}
+
+CheckedCondition checkedCondition(OpBuilder &b, Operation *check) {
+  if (auto index = dyn_cast<soac::CheckIndexOp>(check)) {
+    Value ok = arith::CmpIOp::create(b, check->getLoc(),
+                                     arith::CmpIPredicate::ult,
+                                     index.getIndex(), index.getSize());
+    return {ok, FailureKind::Index, indexCheckMessage(index), index.getIndex(),
+            index.getSize()};
+  }
+  if (auto sizes = dyn_cast<soac::CheckOp>(check)) {
+    // Its message is already a format for its values.
+    ValueRange values = sizes.getValues();
+    return {sizes.getCondition(), FailureKind::Check,
+            locationPrefix(check->getLoc()) + sizes.getMessage().str(),
+            values.size() > 0 ? values[0] : Value(),
+            values.size() > 1 ? values[1] : Value()};
+  }
+  // A cf.assert of soac's lowerings names its location in its message.
+  auto assertion = cast<cf::AssertOp>(check);
+  return {assertion.getArg(), FailureKind::Check,
+          escapePercents(assertion.getMsg()), Value(), Value()};
+}
+
+bool isCheck(Operation *op) {
+  return isa<soac::CheckIndexOp, soac::CheckOp, cf::AssertOp>(op);
 }
 
 Value asI64(OpBuilder &b, Location loc, Value value) {

@@ -61,6 +61,22 @@ std::string locationPrefix(mlir::Location loc);
 /// two `%lld`s.
 std::string indexCheckMessage(soac::CheckIndexOp check);
 
+/// What a check op asks: `ok` (built with `b` for a soac.check_index, whose
+/// operands it compares), the kind of its failure, the printf message the
+/// runtime reports, and the values (null: none) its `%lld`s show.
+struct CheckedCondition {
+  mlir::Value ok;
+  FailureKind kind;
+  std::string format;
+  mlir::Value first, second;
+};
+
+/// The condition of `check`: a soac.check_index, soac.check or cf.assert.
+CheckedCondition checkedCondition(mlir::OpBuilder &b, mlir::Operation *check);
+
+/// Whether `op` is a check checkedCondition reads.
+bool isCheck(mlir::Operation *op);
+
 /// `value` as the i64 the runtime's report functions take (0 when null).
 mlir::Value asI64(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value);
 
