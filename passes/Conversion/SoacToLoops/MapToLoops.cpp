@@ -85,7 +85,8 @@ struct MapToLoops : OpRewritePattern<MapOp> {
         results = tabulateInto(b, n, outputs(), seeded, false, body);
       else
         results = chooseByWork(b, options, rowWork(b, map.getInputs(), map, n),
-                               map.getResultTypes(), [&](bool enough) {
+                               map.getResultTypes(), SmallWork::Serialized,
+                               [&](bool enough) {
                                  return tabulateInto(b, n, outputs(), seeded,
                                                      enough, body);
                                });
@@ -207,7 +208,8 @@ private:
     Value work =
         arith::MaxUIOp::create(b, timesElements(b, n, outputs.front(), 1),
                                rowWork(b, map.getInputs(), map, n));
-    return chooseByWork(b, options, work, map.getResultTypes(), build);
+    return chooseByWork(b, options, work, map.getResultTypes(),
+                        SmallWork::Serialized, build);
   }
 
   /// The dynamic inner sizes of the results that are not `unsized`: from

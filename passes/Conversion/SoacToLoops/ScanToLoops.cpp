@@ -56,7 +56,8 @@ struct ScanToLoops : OpRewritePattern<ScanOp> {
         isNestedInParallelOp(scan) || !allScalar(scan.getInits().getTypes())
             ? sequential()
             : chooseByWork(b, options, rowWork(b, scan.getInputs(), scan, n),
-                           scan.getResultTypes(), [&](bool enough) {
+                           scan.getResultTypes(), SmallWork::Sequential,
+                           [&](bool enough) {
                 return enough ? parallelScan(b, scan, rows, n, outputs)
                               : sequential();
               });
