@@ -74,18 +74,23 @@ struct SoacParallelChoicesPass
     for (func::CallOp call : calls) {
       ImplicitLocOpBuilder b(call.getLoc(), call);
       Value pays = parallelPays(b, call.getOperand(0));
-      bool serializable = call->hasAttr(kSerializableAttr);
-      rewriter.replaceOp(call, pays);
-      if (!serializable)
+      if (!call->hasAttr(kSerializableAttr)) {
+        rewriter.replaceOp(call, pays);
         continue;
+      }
+      Value choiceMade = call.getResult(0);
       SmallVector<scf::IfOp> choices;
-      for (Operation *user : pays.getUsers())
+      for (Operation *user : choiceMade.getUsers())
         if (auto choice = dyn_cast<scf::IfOp>(user);
-            choice && choice.getCondition() == pays &&
-            !choice.getElseRegion().empty())
+            choice && choice.getCondition() == choiceMade)
           choices.push_back(choice);
       for (scf::IfOp choice : choices)
         keepParallelBranch(rewriter, choice, pays);
+      // The parallel branch now always runs: what the lowering made of the
+      // choice elsewhere (bufferization selects the buffer of the branch
+      // taken) must see it taken.
+      rewriter.replaceOp(call, arith::ConstantOp::create(
+                                   b, b.getBoolAttr(true)).getResult());
     }
     if (Operation *declaration = module.lookupSymbol(kParallelPaysFunction))
       if (SymbolTable::symbolKnownUseEmpty(declaration, module))

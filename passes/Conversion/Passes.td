@@ -347,14 +347,16 @@ def SoacParallelChoices : Pass<"soac-parallel-choices", "mlir::ModuleOp"> {
 
     - replaces each call by the condition itself: `work` at least 16384
       elements and `omp_get_max_threads()` above 1 (declared here);
-    - where the call has the `soac.serializable` attribute (maps and fills,
-      whose parallel form computes what the sequential one computes at the
-      same cost), keeps only the parallel branch: its `omp.parallel` regions
+    - where the call has the `soac.serializable` attribute (maps, fills and
+      reduces, whose parallel form computes what the sequential one
+      computes at the same cost), keeps only the parallel branch: its `omp.parallel` regions
       get the condition as their `if` clause, so that the calling thread runs
       them alone when the work does not pay. LLVM then compiles one copy of
       the loop instead of two (ADBench GMM's gradient: a third less LLVM
-      time). A reduce's or scan's parallel form computes chunk partials,
-      which cost more on one thread: there the `scf.if` stays.
+      time). Uses of the choice outside its `scf.if` (bufferization
+      selects the buffer of the branch taken) become `true`: the parallel
+      branch is the one taken. A scan's parallel form reads its rows
+      twice, which costs more on one thread: there the `scf.if` stays.
 
     ```mlir
     // before

@@ -120,3 +120,44 @@ func.func @two_regions(%x: memref<?xf64>, %n: index, %own: i1) -> f64 {
   }
   return %r : f64
 }
+
+// -----
+
+// Bufferization may use the choice outside its scf.if (a select of the
+// buffer the branch taken wrote): the parallel branch is the one taken now,
+// whatever the if clause decides.
+// CHECK-LABEL: func.func @buffer_of_the_branch_taken
+// CHECK-SAME: (%[[N:.*]]: index)
+// CHECK: %[[PARALLEL:.*]] = memref.alloc(%[[N]])
+// CHECK: %[[SEQUENTIAL:.*]] = memref.alloc(%[[N]])
+// CHECK: %[[PAYS:.*]] = arith.andi
+// CHECK: %[[TAKEN:.*]] = arith.constant true
+// CHECK: %[[RESULT:.*]] = arith.select %[[TAKEN]], %[[PARALLEL]], %[[SEQUENTIAL]]
+// CHECK: omp.parallel if(%[[PAYS]])
+// CHECK: return %[[RESULT]]
+func.func private @soac.parallel_pays(index) -> i1
+func.func @buffer_of_the_branch_taken(%n: index) -> memref<?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f64
+  %parallel = memref.alloc(%n) : memref<?xf64>
+  %sequential = memref.alloc(%n) : memref<?xf64>
+  %pays = func.call @soac.parallel_pays(%n) {soac.serializable} : (index) -> i1
+  %result = arith.select %pays, %parallel, %sequential : memref<?xf64>
+  scf.if %pays {
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
+          memref.store %one, %parallel[%i] : memref<?xf64>
+          omp.yield
+        }
+      }
+      omp.terminator
+    }
+  } else {
+    scf.for %i = %c0 to %n step %c1 {
+      memref.store %one, %sequential[%i] : memref<?xf64>
+    }
+  }
+  return %result : memref<?xf64>
+}
