@@ -331,7 +331,9 @@ def test_rows_must_fit_the_rows_of_their_destination(threads):
         row_histogram(np.zeros((3, 2)), np.array([2, 2], np.intp), np.ones((2, 5)))
     ragged = compiled("ragged")
     np.testing.assert_array_equal(ragged(np.array([2, 2], np.intp)), [[0, 1], [0, 1]])
-    for sizes in ([2, 3], [2, 1], [0, 2**40], [1] * 70_000 + [2]):
+    # Rows too small for threads, then enough rows for the parallel loop;
+    # a row far longer than its slot (2^40) was written past it there.
+    for sizes in ([2, 3], [2, 1], [0, 2**40], [1] * 70_000 + [2], [1] * 70_000 + [2**40]):
         with pytest.raises(ExecutionError, match="rows of different sizes"):
             ragged(np.array(sizes, np.intp))
 

@@ -146,15 +146,13 @@ void assertRowFits(ImplicitLocOpBuilder &b, Value row, Value dest) {
 
 void parallelInsertRows(ImplicitLocOpBuilder &b, ValueRange rows,
                         ValueRange outputs, Value i,
-                        ArrayRef<Value> oldRows) {
+                        ArrayRef<SmallVector<OpFoldResult>> slotSizes) {
   SmallVector<Value> sources;
   SmallVector<SmallVector<OpFoldResult>> sizes;
-  for (auto [k, row] : llvm::enumerate(rows)) {
+  for (auto [row, slot] : llvm::zip(rows, slotSizes)) {
     SmallVector<OpFoldResult> rowSizes{b.getIndexAttr(1)};
     if (isa<RankedTensorType>(row.getType())) {
-      Value shapedLike = k < oldRows.size() && oldRows[k] ? oldRows[k] : row;
-      llvm::append_range(rowSizes,
-                         tensor::getMixedSizes(b, b.getLoc(), shapedLike));
+      llvm::append_range(rowSizes, slot);
     } else {
       // A scalar row goes in as a one-element tensor.
       row = tensor::FromElementsOp::create(
@@ -188,7 +186,19 @@ SmallVector<Value> forallRows(ImplicitLocOpBuilder &b, Value n,
         Value i = args[0];
         ValueRange shared = args.drop_front();
         SmallVector<Value> old = seededRows(ib, shared, seeded, i);
-        parallelInsertRows(ib, body(ib, i, old), shared, i, old);
+        // The slots' sizes, known before the rows are computed: a row
+        // computed in its slot is checked against them first
+        // (checkRowsComputedInPlace) instead of being written past it. A
+        // seeded row goes back with the sizes it was read with.
+        SmallVector<SmallVector<OpFoldResult>> slots;
+        for (auto [out, oldRow] : llvm::zip(shared, old))
+          slots.push_back(
+              oldRow && isa<RankedTensorType>(oldRow.getType())
+                  ? tensor::getMixedSizes(ib, loc, oldRow)
+                  : llvm::to_vector(
+                        ArrayRef(tensor::getMixedSizes(ib, loc, out))
+                            .drop_front()));
+        parallelInsertRows(ib, body(ib, i, old), shared, i, slots);
       });
   return llvm::to_vector_of<Value>(forall.getResults());
 }

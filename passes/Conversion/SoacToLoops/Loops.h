@@ -76,13 +76,13 @@ llvm::SmallVector<mlir::Value> tabulate(mlir::ImplicitLocOpBuilder &b,
 
 /// Writes each row into its output at row `i` from an scf.forall body:
 /// everything the inserts need is computed first, since the terminator
-/// (scf.forall.in_parallel) may hold nothing but the inserts.
-/// Rows with a non-null entry in `oldRows` (seeded outputs) are written with
-/// the sizes of the slice they were read from, so that after bufferization
-/// the write is a copy of that slice onto itself, which folds away.
-void parallelInsertRows(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange rows,
-                        mlir::ValueRange outputs, mlir::Value i,
-                        llvm::ArrayRef<mlir::Value> oldRows = {});
+/// (scf.forall.in_parallel) may hold nothing but the inserts. Tensor rows
+/// are written with `slotSizes` (their sizes past the outer dimension),
+/// which they are checked to have.
+void parallelInsertRows(
+    mlir::ImplicitLocOpBuilder &b, mlir::ValueRange rows,
+    mlir::ValueRange outputs, mlir::Value i,
+    llvm::ArrayRef<llvm::SmallVector<mlir::OpFoldResult>> slotSizes);
 
 /// `outputs` with row i replaced by `body(i)`, for i in [0, n) in parallel
 /// (an scf.forall).

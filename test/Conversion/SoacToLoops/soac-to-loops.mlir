@@ -152,6 +152,29 @@ func.func @data_sized_rows(%k: tensor<?xindex>, %y: tensor<?xf32>) -> tensor<?x?
 
 // -----
 
+// A row whose size depends on the data, computed in its slot of the result
+// by the parallel form: its size is checked against the slot's before the
+// row is written (a row longer than its slot was written past it).
+// CHECK-LABEL: func.func @ragged_rows_checked_before_written
+// CHECK: scf.forall (%[[I:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: %[[SLOT:.*]] = tensor.dim %[[OUT]], %c1
+// CHECK: %[[N:.*]] = tensor.extract %arg0[%[[I]]]
+// CHECK: %[[FITS:.*]] = arith.cmpi eq, %[[N]], %[[SLOT]] : index
+// CHECK: cf.assert %[[FITS]], "{{.*}}rows of different sizes"
+// CHECK: tensor.empty(%[[N]])
+// CHECK: scf.for
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [1, %[[SLOT]]] [1, 1]
+func.func @ragged_rows_checked_before_written(%sizes: tensor<?xindex>) -> tensor<?x?xindex> {
+  %r = soac.map ins(%sizes : tensor<?xindex>) -> tensor<?x?xindex> {
+  ^bb0(%n: index):
+    %row = soac.iota %n : tensor<?xindex>
+    soac.yield %row : tensor<?xindex>
+  }
+  return %r : tensor<?x?xindex>
+}
+
+// -----
+
 // Maps nested three deep: every row size is a size of the input, known
 // before the outer map; no body is run first (copies of bodies nested in
 // bodies would grow exponentially with the depth).
