@@ -76,6 +76,23 @@ def test_inputs_are_never_written_and_may_be_strided():
     np.testing.assert_array_equal(x, before)
 
 
+def test_read_only_empty_and_broadcast_inputs():
+    """Arrays numpy will not let ctypes write to (read-only, broadcast) and
+    empty ones are passed by address too (the fast path takes writable ones)."""
+    saxpy = soac.compile(PROGRAMS, "saxpy")
+    x = np.arange(5, dtype=np.float32)
+    x.flags.writeable = False
+    y = np.broadcast_to(np.float32(1.0), (5,))
+    np.testing.assert_array_equal(saxpy(2.0, x, y), 2.0 * x + 1)
+    np.testing.assert_array_equal(saxpy(2.0, x, np.ones(5, np.float32)), 2.0 * x + 1)
+    empty = np.zeros(0, np.float32)
+    assert saxpy(2.0, empty, empty).shape == (0,)
+    stats = soac.compile(PROGRAMS, "stats")
+    total, rows, n = stats(np.zeros((4, 0)))
+    assert total == 0.0 and n == 0
+    np.testing.assert_array_equal(rows, np.zeros(4))
+
+
 def test_operands_of_different_sizes_raise_an_error_naming_the_op():
     # Compiled code checks sizes that only run time knows; a mismatch stops
     # the call (not the process) before anything is read out of bounds, and

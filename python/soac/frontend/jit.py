@@ -142,15 +142,19 @@ class Function:
         if tracing.active():
             return self.fn(*args)
         try:
-            return self.trace(*args)(*tracing.flatten(self._dynamic(args))[0])
+            leaves, tree = tracing.flatten(self._dynamic(args))
+            return self._trace_for(args, leaves, tree)(*leaves)
         except Error as error:  # a mistake of the user's: show the user's frames only
             raise without_soac_frames(error) from None
 
     def trace(self, *args: Any) -> Traced:
         """The trace for the signature of ``args`` (pytrees of arrays, numbers
         or :class:`ArgSpec`), traced and verified the first time."""
+        return self._trace_for(args, *tracing.flatten(self._dynamic(args)))
+
+    def _trace_for(self, args: tuple, leaves: list[Any], tree: tracing.Structure) -> Traced:
+        """``trace(*args)``, given the leaves and structure of ``args``' dynamic arguments."""
         static = self._static(args)
-        leaves, tree = tracing.flatten(self._dynamic(args))
         dynamic = [ArgSpec.of(a, self.static_shapes) for a in leaves]
         key = (tuple(dynamic), tree, tuple(static.items()))
         if key not in self._traces:
@@ -162,7 +166,7 @@ class Function:
                 _log.info("%s uses a size as a Python value (%s); tracing it for its arguments' shapes",
                           self.__name__, str(error).split(": ")[0])
                 self.static_shapes = True
-                return self.trace(*args)
+                return self._trace_for(args, leaves, tree)
         self._last = self._traces[key]
         return self._last
 

@@ -28,6 +28,8 @@ from .locations import TraceError
 Structure = pytree.PyTreeDef  # how leaves nest
 
 _FLOATS = {"float16": ir.F16Type.get, "float32": ir.F32Type.get, "float64": ir.F64Type.get}
+# The native-byte-order dtypes ArgSpec.of accepts (others are judged by name and kind).
+_TRACEABLE_DTYPES = frozenset(map(np.dtype, (*_FLOATS, "bool", "int8", "int16", "int32", "int64")))
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class ArgSpec:
         """The spec of an argument (sizes included when ``static_shape``)."""
         if isinstance(value, ArgSpec):
             return value
+        if type(value) is np.ndarray and value.dtype in _TRACEABLE_DTYPES:  # the common case, quickly
+            return ArgSpec(value.dtype, value.ndim, value.shape if static_shape and value.ndim else None)
         array = as_array(value) if hasattr(value, "__dlpack__") or hasattr(value, "__array__") else None
         if array is None and not isinstance(value, (np.generic, bool, int, float)):
             raise TraceError(

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import itertools
 import reprlib
 from dataclasses import dataclass
 from typing import Any
@@ -148,7 +149,7 @@ class CheckedCalls:
 
     def __init__(self, handle: ctypes.CDLL):
         self._call = handle.soac_call_checked
-        self._call.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        self._call.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         self._call.restype = ctypes.c_char_p
         self._kind = handle.soac_failure_kind
         self._kind.argtypes = []
@@ -160,18 +161,76 @@ class CheckedCalls:
         self.free.argtypes = [ctypes.c_void_p]
         self.free.restype = None
 
-    def __call__(self, function: str, packed: int, values: list[Any]) -> None:
-        """Calls ``packed`` on ctypes ``values`` (the arguments, then the
-        result's storage), by address."""
-        message = self._call(packed, _pointers(values))
+    def __call__(self, function: str, packed: int, arguments: int) -> None:
+        """Calls ``packed`` on the array of argument pointers at address
+        ``arguments`` (:class:`_PackedArguments`)."""
+        message = self._call(packed, arguments)
         if message:
             error = _FAILURES.get(self._kind(), ExecutionError)
             raise error(f"{function}: {message.decode(errors='replace')}")
 
 
-def _pointers(values: list[Any]) -> ctypes.Array:
-    """The arguments of a packed interface: the address of each ctypes value."""
-    return (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+class _PackedArguments:
+    """The argument array of a packed interface, ``void **``: the address of
+    each argument of the C interface, which for a tensor is a pointer to
+    its memref descriptor (and, first, a pointer to the results' struct
+    when the function returns one). The array, those pointers and the
+    descriptors are the words of one int64 buffer, filled in one assignment
+    (a ctypes struct per tensor cost more than the call of a small
+    function); scalars are ctypes values. ``address`` is valid while this
+    object lives."""
+
+    def __init__(self, arrays: list[Any], specs: tuple[ValueSpec, ...], results: Any, results_first: bool):
+        entry_count, slot_count, word_count = _packed_layout(specs, results is not None, results_first)
+        self._words = np.empty(word_count, np.int64)
+        self.address = self._words.ctypes.data
+        slot = self.address + 8 * entry_count
+        descriptor = slot + 8 * slot_count
+        entries: list[int] = []
+        slots: list[int] = []
+        descriptors: list[int] = []
+        self._scalars: list[Any] = []
+        if results_first:
+            entries.append(slot)
+            slots.append(ctypes.addressof(results))
+            slot += 8
+        for array, spec in zip(arrays, specs):
+            if spec.shape is None:
+                value = _scalar(array, spec)
+                self._scalars.append(value)
+                entries.append(ctypes.addressof(value))
+                continue
+            entries.append(slot)
+            slots.append(descriptor)
+            slot += 8
+            address = _data_address(array)
+            shape = array.shape
+            words = (address, address, 0, *shape, *device.c_contiguous_strides(shape))
+            descriptors += words
+            descriptor += 8 * len(words)
+        if results is not None and not results_first:
+            entries.append(ctypes.addressof(results))
+        self._words[:] = entries + slots + descriptors
+
+
+@functools.cache
+def _packed_layout(specs: tuple[ValueSpec, ...], results: bool, results_first: bool) -> tuple[int, int, int]:
+    """The numbers of entries, descriptor pointers and words of the packed
+    arguments of a function of ``specs``."""
+    tensors = [spec for spec in specs if spec.is_tensor]
+    entries = len(specs) + results
+    slots = len(tensors) + results_first
+    return entries, slots, entries + slots + sum(3 + 2 * len(spec.shape) for spec in tensors)
+
+
+def _data_address(array: np.ndarray | device.DeviceArgument) -> int:
+    """The address of an argument's first element."""
+    if isinstance(array, device.DeviceArgument):
+        return array.pointer
+    try:  # about a third of the time of array.ctypes.data
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError):  # read-only, or empty
+        return array.ctypes.data
 
 
 class GpuMemory:
@@ -349,7 +408,7 @@ class CompiledFunction:
         self._checked = checked
         self._device_memory = device_memory
         self._packed = packed
-        self._direct = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(packed)
+        self._direct = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(packed)
         self._result_struct = None
         if len(signature.results) > 1 or (len(signature.results) == 1 and signature.results[0].is_tensor):
             fields = [(f"r{i}", _ctype(r)) for i, r in enumerate(signature.results)]
@@ -407,18 +466,16 @@ class CompiledFunction:
         Returns the struct of results, or the one scalar result (None
         without results)."""
         spec = self.signature
-        values = [ctypes.pointer(_descriptor(a, s)) if s.is_tensor else _scalar(a, s) for a, s in zip(arrays, spec.args)]
         results = None
         if self._result_struct is not None:
             results = self._result_struct()
-            values.insert(0, ctypes.pointer(results))
         elif spec.results:
             results = _ctype(spec.results[0])()
-            values.append(results)
+        arguments = _PackedArguments(arrays, spec.args, results, results_first=self._result_struct is not None)
         if self._checked is not None:
-            self._checked(spec.name, self._packed, values)
+            self._checked(spec.name, self._packed, arguments.address)
         else:
-            self._direct(_pointers(values))
+            self._direct(arguments.address)
         if self._result_struct is not None or results is None:
             return results
         return _scalar_result(results.value, spec.results[0])
@@ -549,6 +606,8 @@ def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -
     dtype, or a C-contiguous array of exactly that dtype. Raises
     :class:`ArgumentError` for anything numpy would not convert to it
     unchanged (the rules are in README.md, "Running programs")."""
+    if type(value) is np.ndarray and spec.is_tensor and _fits(value, spec):
+        return value  # what the checks below would return: the array itself
     where = f"argument #{position} of {function}"
     if not spec.is_tensor:
         return _scalar_argument(where, value, np.dtype(spec.dtype))
@@ -559,6 +618,28 @@ def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -
     _check_layout(where, array.dtype, array.shape, spec)
     # The compiled code assumes the identity layout.
     return np.ascontiguousarray(array)
+
+
+def _fits(array: np.ndarray, spec: ValueSpec) -> bool:
+    """Whether ``array`` is passed as it is: C-contiguous, exactly the
+    tensor ``spec``'s dtype, rank and static sizes."""
+    return (
+        array.flags.c_contiguous
+        and array.dtype == _numpy_dtype(spec.dtype)
+        and array.ndim == len(spec.shape)
+        and all(array.shape[dim] == size for dim, size in _static_sizes(spec.shape))
+    )
+
+
+@functools.cache
+def _static_sizes(shape: tuple[int | None, ...]) -> tuple[tuple[int, int], ...]:
+    """The dimensions of a tensor type's ``shape`` whose size is static, and that size."""
+    return tuple((dim, size) for dim, size in enumerate(shape) if size is not None)
+
+
+@functools.cache
+def _numpy_dtype(name: str) -> np.dtype:
+    return np.dtype(name)
 
 
 def _check_layout(where: str, dtype: np.dtype, shape: tuple[int, ...], spec: ValueSpec) -> None:
@@ -660,21 +741,6 @@ def _describe(value: Any) -> str:
     if isinstance(value, np.generic):
         return f"{value.dtype} {reprlib.repr(value.item())}"
     return "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
-
-
-def _descriptor(array: np.ndarray | device.DeviceArgument, spec: ValueSpec) -> ctypes.Structure:
-    """The memref descriptor of a C-contiguous argument: a numpy array, or
-    an array on the GPU."""
-    descriptor = descriptor_type(spec.dtype, len(array.shape))()
-    address = array.pointer if isinstance(array, device.DeviceArgument) else array.ctypes.data
-    pointer = ctypes.cast(address, descriptor._fields_[0][1])
-    descriptor.allocated = pointer
-    descriptor.aligned = pointer
-    descriptor.offset = 0
-    for d, (size, stride) in enumerate(zip(array.shape, device.c_contiguous_strides(array.shape))):
-        descriptor.sizes[d] = size
-        descriptor.strides[d] = stride
-    return descriptor
 
 
 def _scalar(value: np.generic, spec: ValueSpec) -> Any:

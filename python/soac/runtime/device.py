@@ -19,6 +19,7 @@ driver (waiting for a stream, events, where a pointer lives) is in
 from __future__ import annotations
 
 import ctypes
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -84,6 +85,7 @@ class Unpassable(Exception):
     why (the caller names the argument)."""
 
 
+@functools.lru_cache(maxsize=1024)  # shapes repeat from call to call
 def c_contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The strides, in elements, of a C-contiguous array of ``shape``."""
     strides, step = [], 1
