@@ -57,7 +57,8 @@ enum class SmallWork {
   /// The parallel form, its OpenMP regions run by the calling thread alone
   /// (`omp.parallel if`): it computes what the sequential form computes at
   /// the same cost (a map, a fill, a reduce cut into one chunk when the
-  /// work is small), and LLVM compiles one copy of the loop instead of two. The sequential form stays an scf.if branch until
+  /// work is small), and LLVM compiles one copy of the loop instead of
+  /// two. The sequential form stays an scf.if branch until
   /// soac-parallel-choices removes it, after bufferization.
   Serialized,
 };

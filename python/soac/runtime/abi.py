@@ -36,7 +36,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import itertools
 import reprlib
 from dataclasses import dataclass
 from typing import Any
