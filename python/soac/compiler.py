@@ -54,7 +54,7 @@ class _JitCache:
     """Compiled functions by (IR text, function, options), at most ``size``
     of them: compiling a program again returns the same code while it is
     cached, and the least recently compiled (or looked up) one is dropped
-    first. A dropped function's code (its JIT, about 1.6 MB)
+    first. A dropped function's code (its ExecutionEngine, about 1.6 MB)
     is released once no one else holds the function."""
 
     def __init__(self, size: int):
@@ -402,10 +402,11 @@ def _compile(
         llvm = time.perf_counter() - start - lowering
         storing = 0.0
     else:
-        objects = jit.compile_objects(lowered, [entry])
-        compiled = jit.load_objects(objects, [entry], openmp=options.openmp)[function]
-        llvm = time.perf_counter() - start - lowering
-        cache.store(key, lambda directory: aot.link_jit_objects(objects, [entry], directory, options))
+        with tempfile.TemporaryDirectory(prefix="soac-object-") as scratch:
+            object_file = os.path.join(scratch, f"{function}.o")
+            compiled = jit.jit(lowered, [entry], openmp=options.openmp, object_file=object_file)[function]
+            llvm = time.perf_counter() - start - lowering
+            cache.store(key, lambda directory: aot.link_jit_object(object_file, [entry], directory, options))
         storing = time.perf_counter() - start - lowering - llvm
     total = time.perf_counter() - start
     pipeline = "soac-lower-to-nvvm" if options.TARGET == "gpu" else "soac-lower-to-cpu"

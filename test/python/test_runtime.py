@@ -136,29 +136,6 @@ def test_compiled_code_is_cached_by_ir():
     assert other is not soac.compile(PROGRAMS, "saxpy")
 
 
-def test_llvm_compiles_in_parts_on_several_threads(monkeypatch):
-    """A module is cut into one part per compile thread (SOAC_COMPILE_THREADS),
-    each compiled to an object of its own; the parts link into the same
-    function."""
-    module = soac.parse(PROGRAMS)
-    with module.context:
-        entry = soac.compiler.signature("stats", soac.compiler.public_functions(module)["stats"])
-        lowered = soac.compiler.lower(module, only="stats")
-        m = np.arange(12, dtype=np.float64).reshape(4, 3)
-        for threads, parts in (("1", 1), ("2", 2)):
-            monkeypatch.setenv("SOAC_COMPILE_THREADS", threads)
-            objects = soac.runtime.jit.compile_objects(lowered, [entry])
-            assert len(objects) == parts and all(o.startswith(b"\x7fELF") for o in objects)
-            stats = soac.runtime.jit.load_objects(objects, [entry], openmp=True)["stats"]
-            total, rows, n = stats(m)
-            assert total == 66.0 and n == 3
-            np.testing.assert_array_equal(rows, m.sum(axis=1))
-    for bad in ("0", "two"):
-        monkeypatch.setenv("SOAC_COMPILE_THREADS", bad)
-        with pytest.raises(soac.Error, match="SOAC_COMPILE_THREADS must be a positive integer"):
-            soac.runtime.jit.compile_threads()
-
-
 def test_results_own_their_memory_rss_stays_flat():
     saxpy = soac.compile(PROGRAMS, "saxpy")
     x = np.ones(100_000, np.float32)  # 400 kB per result: 4 GB if leaked

@@ -1,9 +1,8 @@
 //===- SoacModule.cpp - the soac Python extension -------------------------===//
 //
 // Registers the soac dialect with the upstream MLIR Python bindings, and
-// gives Python the signature of derivatives (dialect/DerivativeSignature.h),
-// parsing that never aborts (Parsing.h) and object code compiled on several
-// threads (ObjectCode.h).
+// gives Python the signature of derivatives (dialect/DerivativeSignature.h)
+// and parsing that never aborts (Parsing.h).
 // The bindings hand over C API handles; unwrapping them gives the C++ objects
 // this extension shares with them through libMLIRPythonCAPI.so.
 //
@@ -12,7 +11,6 @@
 #include "dialect/DerivativeSignature.h"
 #include "dialect/SoacDialect.h"
 #include "passes/Passes.h"
-#include "python/soac/_ext/ObjectCode.h"
 #include "python/soac/_ext/Parsing.h"
 
 #include "mlir-c/IR.h"
@@ -34,15 +32,11 @@ namespace nb = nanobind;
 
 NB_MODULE(_soac, m) {
   m.doc() = "soac dialect registration for the upstream MLIR Python bindings";
-  // Compiled functions keep their ObjectJit alive from module-level caches
-  // until the interpreter exits, which nanobind would report as leaks.
-  nb::set_leak_warnings(false);
 
   // Passes and pipelines live in a process-wide registry: register them once,
   // so that PassManager.parse knows soac-lower-to-cpu and friends.
   soac::registerSoacPasses();
   soac::python::defineParsing(m);
-  soac::python::defineObjectCode(m);
 
   m.def(
       "register_dialects",

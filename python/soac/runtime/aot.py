@@ -127,22 +127,17 @@ def copy_loader(directory: pathlib.Path) -> pathlib.Path:
     return directory / "soac_runtime.py"
 
 
-def link_jit_objects(objects: list[bytes], signatures: list[Signature], output, options) -> pathlib.Path:
+def link_jit_object(object_file: str | os.PathLike, signatures: list[Signature], output, options) -> pathlib.Path:
     """``lib<name>.so`` and its signatures (``lib<name>.json``) in the
-    directory ``output``, linked from the object code the JIT runs
-    (:func:`soac.runtime.jit.compile_objects`): the same machine code, its
-    packed interfaces included. It links to the native libraries where they
-    are installed (absolute run paths), not to copies: it is for this
-    installation only (the disk cache), not to ship."""
+    directory ``output``, linked from the object code of a CPU JIT compiled
+    with ``enable_pic`` (:func:`soac.runtime.jit.jit`): the same machine code
+    the JIT runs, its packed interfaces included. It links to the native
+    libraries where they are installed (absolute run paths), not to copies:
+    it is for this installation only (the disk cache), not to ship."""
     directory = pathlib.Path(output)
     library = directory / f"lib{signatures[0].name}.so"
     natives = _native_libraries(options)
-    with tempfile.TemporaryDirectory(prefix="soac-objects-") as scratch:
-        paths = []
-        for i, code in enumerate(objects):
-            paths.append(os.path.join(scratch, f"part{i}.o"))
-            pathlib.Path(paths[-1]).write_bytes(code)
-        _link(library, paths, natives, sorted({os.path.dirname(path) for path in natives}))
+    _link(library, [str(object_file)], natives, sorted({os.path.dirname(path) for path in natives}))
     _write_metadata(directory, signatures, options)
     return library
 

@@ -1,15 +1,12 @@
-"""Compiled code in this process: object code compiled by LLVM on several
-threads (:func:`compile_objects`), linked by an ORC JIT (:func:`load_objects`)."""
+"""Compiled code in this process, through MLIR's ExecutionEngine (LLVM ORC JIT)."""
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import os
 
-from mlir import ir
+from mlir import execution_engine, ir
 
-from .. import _soac
 from ..errors import Error
 from . import native
 from .abi import CheckedCalls, CompiledFunction, Signature, register_blas
@@ -24,54 +21,31 @@ def _checked_calls() -> CheckedCalls:
     return CheckedCalls(runtime)
 
 
-def compile_threads() -> int:
-    """The threads LLVM compiles one module on: ``SOAC_COMPILE_THREADS``, or
-    the cores this process may run on, at most 8 (a module is cut into at
-    most that many parts, one per thread)."""
-    setting = os.environ.get("SOAC_COMPILE_THREADS", "").strip()
-    if setting:
-        try:
-            threads = int(setting)
-        except ValueError:
-            raise Error(f"SOAC_COMPILE_THREADS must be a positive integer, got {setting!r}") from None
-        if threads < 1:
-            raise Error(f"SOAC_COMPILE_THREADS must be a positive integer, got {setting!r}")
-        return threads
-    return max(1, min(8, len(os.sched_getaffinity(0))))
-
-
-def compile_objects(lowered: ir.Module, signatures: list[Signature]) -> list[bytes]:
-    """A module in the LLVM dialect as ELF objects of position-independent
-    code for this machine's CPU, optimized at -O3 as MLIR's ExecutionEngine
-    optimizes, with the packed interface ``_mlir__mlir_ciface_<name>`` of
-    each signature's function; compiled in parts on :func:`compile_threads`
-    threads. A shared library may be linked from them
-    (:func:`soac.runtime.aot.link_jit_objects`)."""
-    try:
-        return _soac.compile_objects(lowered.operation, 3, compile_threads(),
-                                     ["_mlir_ciface_" + s.name for s in signatures])
-    except RuntimeError as error:
-        raise Error(f"LLVM could not compile the lowered module: {error}") from None
-
-
-def load_objects(objects: list[bytes], signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
-    """The functions of ``objects`` (:func:`compile_objects`) linked into
-    this process against soac's runtime (and OpenMP's); by name."""
+def jit(
+    lowered: ir.Module, signatures: list[Signature], *, openmp: bool, object_file: str | None = None
+) -> dict[str, CompiledFunction]:
+    """Compiles a module in the LLVM dialect at -O3; returns its functions by
+    name. With ``object_file``, the code is position independent and also
+    written there, as an ELF object a shared library can be linked from
+    (:func:`soac.runtime.aot.link_jit_object`)."""
     libraries = [native.soac_runtime_library()]
     if openmp:
         libraries.append(native.openmp_library())
     try:
-        engine = _soac.ObjectJit(objects, libraries)
-        packed = {s.name: engine.lookup("_mlir__mlir_ciface_" + s.name) for s in signatures}
+        engine = execution_engine.ExecutionEngine(
+            lowered, opt_level=3, shared_libs=libraries, enable_pic=object_file is not None
+        )
     except RuntimeError as error:
-        raise Error(f"the JIT could not link the compiled code: {error}") from None
-    return {
-        s.name: CompiledFunction(s, packed[s.name], keepalive=engine, checked=_checked_calls())
-        for s in signatures
-    }
-
-
-def jit(lowered: ir.Module, signatures: list[Signature], *, openmp: bool) -> dict[str, CompiledFunction]:
-    """A module in the LLVM dialect compiled and linked into this process;
-    its functions by name."""
-    return load_objects(compile_objects(lowered, signatures), signatures, openmp=openmp)
+        raise Error(f"the JIT could not compile the lowered module: {error}") from None
+    functions = {}
+    for signature in signatures:
+        # raw_lookup(n) finds the symbol "_mlir_" + n (the packed wrapper of
+        # n): here the packed interface of the C interface
+        # "_mlir_ciface_<name>", which every call goes through.
+        packed = engine.raw_lookup("_mlir_ciface_" + signature.name)
+        if not packed:
+            raise Error(f"the JIT found no packed interface for @{signature.name}")
+        functions[signature.name] = CompiledFunction(signature, packed, keepalive=engine, checked=_checked_calls())
+    if object_file is not None:  # the engine compiles on the first lookup
+        engine.dump_to_object_file(object_file)
+    return functions
