@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import os
 
-# One thread everywhere, before numpy (OpenBLAS) and jax (XLA) load.
+# One thread everywhere, before numpy (OpenBLAS) and jax (XLA) load; and
+# one core: with those flags XLA still ran some of its work on a second
+# thread (CPU time 1.4x wall time on GMM's gradient) whenever the machine
+# had a core free, which made JAX's column depend on the machine's load.
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -183,7 +187,7 @@ def main() -> None:
     lines = [
         f"Float64, one thread for every tool, medians of {options.rounds} rounds in which ours and the peer's "
         "calls alternate, after a compiling warm-up (`bench/dense.py`); the peer is numpy (OpenBLAS) or "
-        "JAX (XLA, CPU). Timings on a shared 2-core machine: ratios within ±10 % are noise.",
+        "JAX (XLA, CPU), all in one process pinned to one core. Timings on a shared 2-core machine: ratios within ±10 % are noise.",
         "",
         "| program | peer | ours (ms) | peer (ms) | ours / peer |",
         "|---|---|---:|---:|---:|",
