@@ -36,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import math
 import reprlib
 from dataclasses import dataclass
 from typing import Any
@@ -775,7 +776,7 @@ def _borrowed_array(descriptor: ctypes.Structure, spec: ValueSpec, owner: Any = 
     dtype = np.dtype(spec.dtype)
     shape = tuple(descriptor.sizes)
     aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     if count == 0 or aligned is None:
         return np.zeros(shape, dtype=dtype)
     strides = tuple(s * dtype.itemsize for s in descriptor.strides)
