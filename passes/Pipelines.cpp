@@ -187,10 +187,8 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
-  if (options.openmp) {
+  if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
-    pm.addPass(soac::createSoacParallelChoices());
-  }
   // After the conversion to OpenMP, which decides what runs in parallel.
   pm.addPass(soac::createSoacLowerChecks());
 

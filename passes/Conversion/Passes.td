@@ -24,19 +24,13 @@ def ConvertSoacToLoops : Pass<"convert-soac-to-loops", "mlir::ModuleOp"> {
       `tensor.parallel_insert_slice`.
     - `soac.reduce` with scalar operands splits the input into `num-chunks`
       contiguous chunks folded in parallel (a `linalg.generic` over chunks
-      around an `scf.for`), then folds the chunk results in order (one
-      chunk when the work is below 16384 elements). With
+      around an `scf.for`), then folds the chunk results in order. With
       tensor accumulators, every chunk starts from a copy of the neutral
       elements, so there are at most as many chunks as threads.
     - Each parallel form is chosen at run time, when there is enough work
-      (16384 elements) and more than one thread; otherwise a sequential loop
-      runs. The choice is an `scf.if` on `func.call
-      @soac.parallel_pays(%work)` (declared by the pass), which
-      `soac-parallel-choices` lowers after the conversion to OpenMP. The
-      parallel forms of maps, fills and reduces (one chunk when the work is
-      small) compute on one thread what the sequential loop computes: their
-      calls carry `soac.serializable`, and only the parallel form is kept
-      then. With `openmp=false`, only sequential loops are emitted.
+      (16384 elements) and more than one thread (`omp_get_max_threads`, which
+      the pass declares); otherwise a sequential loop runs. With
+      `openmp=false`, only sequential loops are emitted.
     - `tensor.splat` in a loop becomes a fill of one tensor, chosen the
       same way (`linalg.fill` or a sequential loop); per row of a SOAC, a
       sequential loop. Other splats are left to bufferization.
@@ -333,47 +327,6 @@ def SoacLowerChecks : Pass<"soac-lower-checks", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect",
-  ];
-}
-
-def SoacParallelChoices : Pass<"soac-parallel-choices", "mlir::ModuleOp"> {
-  let summary = "Lower the run-time choices between parallel and sequential loops; keep one copy of a loop where the parallel form may run on one thread";
-  let description = [{
-    `convert-soac-to-loops` lowers a top-level SOAC to an `scf.if` on
-    `func.call @soac.parallel_pays(%work)`: a parallel loop when the work
-    repays a parallel region, else a sequential one. Both forms are kept
-    while bufferization decides the buffers. Run after
-    `convert-scf-to-openmp`, this pass:
-
-    - replaces each call by the condition itself: `work` at least 16384
-      elements and `omp_get_max_threads()` above 1 (declared here);
-    - where the call has the `soac.serializable` attribute (maps, fills and
-      reduces, whose parallel form computes what the sequential one
-      computes at the same cost), keeps only the parallel branch: its `omp.parallel` regions
-      get the condition as their `if` clause, so that the calling thread runs
-      them alone when the work does not pay. LLVM then compiles one copy of
-      the loop instead of two (ADBench GMM's gradient: a third less LLVM
-      time). Uses of the choice outside its `scf.if` (bufferization
-      selects the buffer of the branch taken) become `true`: the parallel
-      branch is the one taken. A scan's parallel form reads its rows
-      twice, which costs more on one thread: there the `scf.if` stays.
-
-    ```mlir
-    // before
-    %pays = func.call @soac.parallel_pays(%n) {soac.serializable} : (index) -> i1
-    scf.if %pays {
-      omp.parallel { ... }
-    } else {
-      scf.for ... { ... }
-    }
-    // after
-    %pays = arith.andi %enough, %threads : i1
-    omp.parallel if(%pays) { ... }
-    ```
-  }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
-    "mlir::omp::OpenMPDialect",
   ];
 }
 

@@ -85,8 +85,7 @@ struct MapToLoops : OpRewritePattern<MapOp> {
         results = tabulateInto(b, n, outputs(), seeded, false, body);
       else
         results = chooseByWork(b, options, rowWork(b, map.getInputs(), map, n),
-                               map.getResultTypes(), SmallWork::Serialized,
-                               [&](bool enough) {
+                               map.getResultTypes(), [&](bool enough) {
                                  return tabulateInto(b, n, outputs(), seeded,
                                                      enough, body);
                                });
@@ -208,8 +207,7 @@ private:
     Value work =
         arith::MaxUIOp::create(b, timesElements(b, n, outputs.front(), 1),
                                rowWork(b, map.getInputs(), map, n));
-    return chooseByWork(b, options, work, map.getResultTypes(),
-                        SmallWork::Serialized, build);
+    return chooseByWork(b, options, work, map.getResultTypes(), build);
   }
 
   /// The dynamic inner sizes of the results that are not `unsized`: from

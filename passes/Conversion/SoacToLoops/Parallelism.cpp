@@ -19,56 +19,33 @@ Value maxThreads(ImplicitLocOpBuilder &b) {
   return arith::IndexCastOp::create(b, b.getIndexType(), call.getResult(0));
 }
 
-namespace {
-
-/// Declares the private function `name` of type `type` where the module
-/// calls it and has no such symbol.
-void declareIfCalled(ModuleOp module, StringRef name, FunctionType type) {
-  if (module.lookupSymbol(name))
+void declareMaxThreads(ModuleOp module) {
+  if (module.lookupSymbol(kMaxThreadsFunction))
     return;
-  WalkResult calls = module.walk([&](func::CallOp call) {
-    return call.getCallee() == name ? WalkResult::interrupt()
-                                    : WalkResult::advance();
+  WalkResult calls = module.walk([](func::CallOp call) {
+    return call.getCallee() == kMaxThreadsFunction ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
   });
   if (!calls.wasInterrupted())
     return;
   auto b = ImplicitLocOpBuilder::atBlockBegin(module.getLoc(), module.getBody());
-  func::FuncOp::create(b, name, type).setPrivate();
-}
-
-} // namespace
-
-void declareParallelismFunctions(ModuleOp module) {
-  Builder b(module.getContext());
-  declareIfCalled(module, kMaxThreadsFunction,
-                  b.getFunctionType({}, {b.getI32Type()}));
-  declareIfCalled(module, kParallelPaysFunction,
-                  b.getFunctionType({b.getIndexType()}, {b.getI1Type()}));
-}
-
-Value enoughWork(ImplicitLocOpBuilder &b, Value work) {
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::uge, work,
-                               indexConstant(b, kMinParallelWork));
-}
-
-Value parallelPays(ImplicitLocOpBuilder &b, Value work) {
-  Value enough = enoughWork(b, work);
-  Value threads = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                        maxThreads(b), indexConstant(b, 1));
-  return arith::AndIOp::create(b, enough, threads);
+  auto declaration = func::FuncOp::create(
+      b, kMaxThreadsFunction, b.getFunctionType({}, {b.getI32Type()}));
+  declaration.setPrivate();
 }
 
 SmallVector<Value>
 chooseByWork(ImplicitLocOpBuilder &b, const ConvertSoacToLoopsOptions &options,
-             Value work, TypeRange types, SmallWork small,
+             Value work, TypeRange types,
              function_ref<SmallVector<Value>(bool parallel)> build) {
   if (!options.openmp)
     return build(false);
-  auto pays = func::CallOp::create(b, kParallelPaysFunction, b.getI1Type(),
-                                   ValueRange{work});
-  if (small == SmallWork::Serialized)
-    pays->setAttr(kSerializableAttr, b.getUnitAttr());
-  auto choice = scf::IfOp::create(b, types, pays.getResult(0), true, true);
+  Value enoughWork = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::uge, work, indexConstant(b, kMinParallelWork));
+  Value threads = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                        maxThreads(b), indexConstant(b, 1));
+  Value enough = arith::AndIOp::create(b, enoughWork, threads);
+  auto choice = scf::IfOp::create(b, types, enough, true, true);
   for (auto [block, parallel] :
        {std::pair{choice.thenBlock(), true}, {choice.elseBlock(), false}}) {
     OpBuilder::InsertionGuard guard(b);

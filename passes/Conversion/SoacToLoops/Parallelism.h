@@ -26,51 +26,22 @@ inline constexpr int64_t kMinParallelWork = 1 << 14;
 inline constexpr llvm::StringLiteral kMaxThreadsFunction =
     "omp_get_max_threads";
 
-/// The run-time choice between a parallel loop and one thread:
-/// `func.call @soac.parallel_pays(%work) : (index) -> i1` holds while the
-/// SOACs are loops and their buffers are decided, and soac-parallel-choices
-/// lowers it to `work >= kMinParallelWork && omp_get_max_threads() > 1`
-/// once the loops are OpenMP regions. A call with the kSerializableAttr
-/// attribute guards an scf.if whose parallel branch may run on one thread.
-inline constexpr llvm::StringLiteral kParallelPaysFunction =
-    "soac.parallel_pays";
-inline constexpr llvm::StringLiteral kSerializableAttr = "soac.serializable";
-
 /// The number of threads parallel loops will run on, as an index.
 mlir::Value maxThreads(mlir::ImplicitLocOpBuilder &b);
 
-/// Declares kMaxThreadsFunction (provided by the OpenMP runtime) and
-/// kParallelPaysFunction where the module calls them.
-void declareParallelismFunctions(mlir::ModuleOp module);
+/// Declares kMaxThreadsFunction (provided by the OpenMP runtime) when the
+/// lowering called it.
+void declareMaxThreads(mlir::ModuleOp module);
 
-/// Whether `work` reaches kMinParallelWork elements.
-mlir::Value enoughWork(mlir::ImplicitLocOpBuilder &b, mlir::Value work);
-
-/// Whether `work` elements repay a parallel region on the threads there are.
-mlir::Value parallelPays(mlir::ImplicitLocOpBuilder &b, mlir::Value work);
-
-/// What runs when there is too little work for threads, or one thread.
-enum class SmallWork {
-  /// The sequential form, `build(false)`: the parallel form costs more on
-  /// one thread (a scan's, which reads its rows twice).
-  Sequential,
-  /// The parallel form, its OpenMP regions run by the calling thread alone
-  /// (`omp.parallel if`): it computes what the sequential form computes at
-  /// the same cost (a map, a fill, a reduce cut into one chunk when the
-  /// work is small), and LLVM compiles one copy of the loop instead of
-  /// two. The sequential form stays an scf.if branch until
-  /// soac-parallel-choices removes it, after bufferization.
-  Serialized,
-};
-
-/// An scf.if on soac.parallel_pays(`work`) running `build(parallel = true)`
-/// when the work repays a parallel region (kMinParallelWork elements, more
-/// than one thread), else `build(parallel = false)`, which `small` says
-/// what becomes of. Without OpenMP, only `build(false)`.
+/// An scf.if running `build(parallel = true)` when `work` (elements) reaches
+/// kMinParallelWork and there is more than one thread, else
+/// `build(parallel = false)`: on one thread the parallel forms would only
+/// add their costs (chunk partials, an OpenMP region per loop). Without
+/// OpenMP, only `build(false)`.
 llvm::SmallVector<mlir::Value>
 chooseByWork(mlir::ImplicitLocOpBuilder &b,
              const ConvertSoacToLoopsOptions &options, mlir::Value work,
-             mlir::TypeRange types, SmallWork small,
+             mlir::TypeRange types,
              llvm::function_ref<llvm::SmallVector<mlir::Value>(bool parallel)>
                  build);
 

@@ -1,8 +1,8 @@
 //===- ReduceToLoops.cpp - soac.reduce as loops ---------------------------===//
 //
-// A fold over the rows (scf.for), or, at the top level, num-chunks chunks
-// folded in parallel from the neutral elements whose results are then
-// folded in order (one chunk when the work does not pay for threads).
+// A fold over the rows (scf.for), or, at the top level when the work pays,
+// num-chunks chunks folded in parallel from the neutral elements whose
+// results are then folded in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,20 +37,15 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
     auto sequential = [&] {
       return foldRange(b, op, rows, indexConstant(b, 0), n, reduce.getInits());
     };
-    auto chunked = [&](Value work) {
+    auto chunked = [&] {
       // Chunks folded in parallel from the neutral elements, then the chunk
       // results folded in order (associativity makes this equal). Every
       // chunk starts from a copy of tensor neutral elements: then there is
-      // at most one chunk per thread. Work too small for threads is one
-      // chunk, which folds the rows in the sequential loop's order at its
-      // cost: this form then runs on the calling thread alone
-      // (SmallWork::Serialized).
+      // at most one chunk per thread.
       bool scalar = allScalar(reduce.getInits().getTypes());
       Value chunks = indexConstant(b, options.numChunks);
       if (!scalar)
         chunks = arith::MinUIOp::create(b, chunks, maxThreads(b));
-      chunks = arith::SelectOp::create(b, enoughWork(b, work), chunks,
-                                       indexConstant(b, 1));
       Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
       auto foldChunk = [&](ImplicitLocOpBuilder &ib, Value c) {
         auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
@@ -76,8 +71,8 @@ struct ReduceToLoops : OpRewritePattern<ReduceOp> {
                        ? timesElements(b, n, first, 0)
                        : rowWork(b, reduce.getInputs(), reduce, n);
       results = chooseByWork(b, options, work, reduce.getResultTypes(),
-                             SmallWork::Serialized, [&](bool parallel) {
-                               return parallel ? chunked(work) : sequential();
+                             [&](bool enough) {
+                               return enough ? chunked() : sequential();
                              });
     }
     replaceAndEraseFused(rewriter, reduce, results, rows);

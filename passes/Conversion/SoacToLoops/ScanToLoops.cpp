@@ -56,8 +56,7 @@ struct ScanToLoops : OpRewritePattern<ScanOp> {
         isNestedInParallelOp(scan) || !allScalar(scan.getInits().getTypes())
             ? sequential()
             : chooseByWork(b, options, rowWork(b, scan.getInputs(), scan, n),
-                           scan.getResultTypes(), SmallWork::Sequential,
-                           [&](bool enough) {
+                           scan.getResultTypes(), [&](bool enough) {
                 return enough ? parallelScan(b, scan, rows, n, outputs)
                               : sequential();
               });

@@ -102,7 +102,7 @@ struct ConvertSoacToLoopsPass
       module.emitError() << "convert-soac-to-loops did not converge";
       return signalPassFailure();
     }
-    declareParallelismFunctions(module);
+    declareMaxThreads(module);
     checkRowsComputedInPlace(module);
     // Checks stay, for soac-lower-checks.
     WalkResult leftover = module.walk([](Operation *op) {

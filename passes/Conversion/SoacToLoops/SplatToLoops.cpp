@@ -64,7 +64,7 @@ struct SplatToLoops : OpRewritePattern<tensor::SplatOp> {
         work = arith::MulIOp::create(
             b, work, getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
       result =
-          chooseByWork(b, options, work, TypeRange{type}, SmallWork::Serialized,
+          chooseByWork(b, options, work, TypeRange{type},
                        [&](bool parallel) -> SmallVector<Value> {
                          if (!parallel)
                            return {sequentialFill(b, splat, empty, sizes, n)};

@@ -2,18 +2,23 @@
 // RUN: soac-opt %s --convert-soac-to-loops=openmp=false --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=SEQ
 
 // A map with scalar rows: a parallel linalg.generic reading its rows at
-// linalg.index when its work (n rows) repays a parallel region on the
-// threads there are, else a sequential loop (chosen at run time: sizes and
-// the thread count are dynamic). The choice is soac.parallel_pays, which the
-// pass declares and soac-parallel-choices lowers; a map's parallel form may
-// run on one thread (soac.serializable).
-// CHECK: func.func private @soac.parallel_pays(index) -> i1
+// linalg.index when there are enough of them to repay a parallel region and
+// more than one thread, else a sequential loop (chosen at run time: sizes and
+// the thread count are dynamic). The pass declares the OpenMP runtime's
+// thread count function.
+// CHECK: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func @map_scalar
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
-// CHECK: %[[N:.*]] = tensor.dim %arg0
-// CHECK: %[[ENOUGH:.*]] = call @soac.parallel_pays(%[[N]]) {soac.serializable} : (index) -> i1
-// Without OpenMP, only the sequential loop, and no choice.
-// SEQ-NOT: soac.parallel_pays
+// CHECK-DAG: %[[MIN:.*]] = arith.constant 16384 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[N:.*]] = tensor.dim %arg0
+// CHECK: %[[WORK:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
+// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[T:.*]] = arith.index_cast %[[THREADS]] : i32 to index
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[T]], %[[ONE]] : index
+// CHECK: %[[ENOUGH:.*]] = arith.andi %[[WORK]], %[[MANY]] : i1
+// Without OpenMP, only the sequential loop, and no thread count.
+// SEQ-NOT: omp_get_max_threads
 // SEQ-LABEL: func.func @map_scalar
 // SEQ-NOT: scf.if
 // SEQ-NOT: linalg.generic
@@ -44,22 +49,16 @@ func.func @map_scalar(%x: tensor<?xf32>, %s: f32) -> tensor<?xf32> {
 // -----
 
 // reduce . map: the map is fused (no tensor of squares), chunks are folded in
-// parallel, then the 4 chunk results in order. Work too small for threads
-// is one chunk, so that this form may run on one thread.
+// parallel, then the 4 chunk results in order.
 // CHECK-LABEL: func.func @sum_of_squares
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
-// CHECK-DAG: %[[MIN:.*]] = arith.constant 16384 : index
-// CHECK-DAG: %[[N:.*]] = tensor.dim %arg0
-// CHECK: call @soac.parallel_pays(%[[N]]) {soac.serializable}
-// CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
-// CHECK: %[[CHUNKS:.*]] = arith.select %[[ENOUGH]], %c4, %c1 : index
-// CHECK: %[[CHUNK:.*]] = arith.ceildivui %[[N]], %[[CHUNKS]] : index
-// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?xf32>)
+// CHECK: %[[CHUNK:.*]] = arith.ceildivui %{{.*}}, %c4 : index
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %cst) -> (f32)
 // CHECK: %[[X:.*]] = tensor.extract %arg0[%[[I]]]
 // CHECK: %[[SQ:.*]] = arith.mulf %[[X]], %[[X]]
 // CHECK: arith.addf %[[ACC]], %[[SQ]]
-// CHECK: scf.for %{{.*}} = %c0 to %[[CHUNKS]] step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK: tensor.extract %[[PARTIALS]]
 func.func @sum_of_squares(%x: tensor<?xf32>) -> f32 {
   %zero = arith.constant 0.0 : f32
@@ -79,11 +78,8 @@ func.func @sum_of_squares(%x: tensor<?xf32>) -> f32 {
 // -----
 
 // scan: chunk totals, their exclusive scan, then a parallel rescan per chunk.
-// It reads its rows twice: on one thread, the sequential loop runs instead
-// (no soac.serializable).
 // CHECK-LABEL: func.func @cumsum
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
-// CHECK: call @soac.parallel_pays(%{{.*}}) : (index) -> i1
 // CHECK: %[[TOTALS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi32>)
 // CHECK: %[[OFFSETS:.*]]:2 = scf.for {{.*}} -> (i32, tensor<4xi32>)
 // CHECK: scf.forall (%[[C:.*]]) in (4) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?xi32>)
@@ -390,8 +386,7 @@ func.func @accumulate_rows_in_place(%x: tensor<?x?xf64>, %z0: tensor<?xf64>, %z1
 // CHECK: scf.if
 // CHECK: %[[T:.*]] = func.call @omp_get_max_threads() : () -> i32
 // CHECK: %[[THREADS:.*]] = arith.index_cast %[[T]] : i32 to index
-// CHECK: %[[PER_THREAD:.*]] = arith.minui %[[THREADS]], %[[FOUR]] : index
-// CHECK: %[[CHUNKS:.*]] = arith.select %{{.*}}, %[[PER_THREAD]], %c1 : index
+// CHECK: %[[CHUNKS:.*]] = arith.minui %[[THREADS]], %[[FOUR]] : index
 // CHECK: arith.ceildivui %{{.*}}, %[[CHUNKS]] : index
 // CHECK: scf.forall (%{{.*}}) in (%[[CHUNKS]])
 // CHECK: } else {
@@ -577,8 +572,8 @@ func.func @init_defined_after_map(%x: tensor<?x?xf64>) -> (tensor<?x?xf64>, tens
 // CHECK: %[[ONCE:.*]] = tensor.splat
 // CHECK: scf.for
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%arg0) : tensor<?xf64>
-// CHECK: %[[PAYS:.*]] = func.call @soac.parallel_pays(%arg0) {soac.serializable}
-// CHECK: scf.if %[[PAYS]]
+// CHECK: %[[T:.*]] = func.call @omp_get_max_threads()
+// CHECK: scf.if
 // CHECK: linalg.fill ins(%{{.*}} : f64) outs(%[[EMPTY]] : tensor<?xf64>)
 // CHECK: } else {
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
