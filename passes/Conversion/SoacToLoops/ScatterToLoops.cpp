@@ -3,8 +3,11 @@
 // Both are one sequential loop over the rows they read, updating their
 // destinations at each row's index when it is in range (an unsigned
 // comparison: a negative index wraps to a large one and is skipped). A
-// reduce_by_index of the stacked rows of a map (stackedProducer) is two
-// nested loops: one row of the map at a time, then its batch.
+// reduce_by_index of the stacked rows of a map (stackedProducer) is a loop
+// over the map's rows that adds each row's batch as it is computed: a batch
+// yielded by a nested map by a nested loop over that map's rows, one built
+// by tensor.from_elements element by element (the sparse adjoints of nested
+// reads yield both), so their (index, value) pairs are never stored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +54,21 @@ using IndexedUpdate = function_ref<SmallVector<Value>(
 using RowsAt =
     function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value i)>;
 
+/// Updates `state` with one row (index, values...) when its index is in
+/// range of `bins`.
+SmallVector<Value> updateOne(ImplicitLocOpBuilder &b, ArrayRef<Value> row,
+                             Value bins, ValueRange state,
+                             IndexedUpdate update) {
+  auto [inRange, index] = checkedIndex(b, row[0], bins);
+  auto ifInRange = scf::IfOp::create(b, state.getTypes(), inRange, true, true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifInRange.thenBlock());
+  scf::YieldOp::create(b, update(b, state, row.drop_front(), index));
+  b.setInsertionPointToStart(ifInRange.elseBlock());
+  scf::YieldOp::create(b, state);
+  return llvm::to_vector_of<Value>(ifInRange.getResults());
+}
+
 /// The loop over `n` rows (from `rowsAt`) updating `dests` (of `bins` rows).
 SmallVector<Value> updateRows(ImplicitLocOpBuilder &b, Value n, Value bins,
                               ValueRange dests, RowsAt rowsAt,
@@ -59,17 +77,8 @@ SmallVector<Value> updateRows(ImplicitLocOpBuilder &b, Value n, Value bins,
       b, indexConstant(b, 0), n, indexConstant(b, 1), dests,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
         ImplicitLocOpBuilder ib(loc, nested);
-        SmallVector<Value> row = rowsAt(ib, i);
-        auto [inRange, index] = checkedIndex(ib, row[0], bins);
-        auto ifInRange =
-            scf::IfOp::create(ib, state.getTypes(), inRange, true, true);
-        ib.setInsertionPointToStart(ifInRange.thenBlock());
         scf::YieldOp::create(
-            ib, update(ib, state, ArrayRef<Value>(row).drop_front(), index));
-        ib.setInsertionPointToStart(ifInRange.elseBlock());
-        scf::YieldOp::create(ib, state);
-        ib.setInsertionPointAfter(ifInRange);
-        scf::YieldOp::create(ib, ifInRange.getResults());
+            ib, updateOne(ib, rowsAt(ib, i), bins, state, update));
       }));
   return llvm::to_vector_of<Value>(loop.getResults());
 }
@@ -98,48 +107,118 @@ SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
       update);
 }
 
-/// `updateAtIndices` over the stacked rows of `map` (its rows read by
-/// `mapRows`): for each row of the map, its body, then the loop over the
-/// batch it yields (`read`: the results of the map read, through
-/// tensor.collapse_shape, in the order of the rows read: indices, values...;
-/// each row's first `batchRank` dimensions are its batch).
-SmallVector<Value> updateAtStackedIndices(ImplicitLocOpBuilder &b, MapOp map,
-                                          const RowReader &mapRows,
-                                          ArrayRef<unsigned> read,
-                                          int64_t batchRank, ValueRange dests,
-                                          IndexedUpdate update) {
+/// Updates `state` from the batch one row of a map yields (its results
+/// read: indices, values...).
+using BatchUpdate = function_ref<SmallVector<Value>(
+    ImplicitLocOpBuilder &, ArrayRef<Value> batch, ValueRange state)>;
+
+/// The loop over the rows of `map` (read by `mapRows`), updating `state`
+/// from its results `read` of each row; the map's rows are never stored.
+SmallVector<Value> overRowsOf(ImplicitLocOpBuilder &b, MapOp map,
+                              const RowReader &mapRows,
+                              ArrayRef<unsigned> read, ValueRange state,
+                              BatchUpdate updateFromBatch) {
   Value n = mapRows.size(b);
-  Value bins = binsOf(b, dests);
   auto loop = markRowLoop(scf::ForOp::create(
-      b, indexConstant(b, 0), n, indexConstant(b, 1), dests,
-      [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
+      b, indexConstant(b, 0), n, indexConstant(b, 1), state,
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange carried) {
         ImplicitLocOpBuilder ib(loc, nested);
         SmallVector<Value> yielded =
             inlineBody(ib, map.getBody(), mapRows.rowsAt(ib, i));
-        SmallVector<Value> batch =
-            llvm::map_to_vector(read, [&](unsigned result) {
-              Value row = yielded[result];
-              if (batchRank == 1)
-                return row;
-              SmallVector<ReassociationIndices> groups{
-                  llvm::to_vector(llvm::seq<int64_t>(0, batchRank))};
-              int64_t rank = cast<RankedTensorType>(row.getType()).getRank();
-              for (int64_t d = batchRank; d < rank; ++d)
-                groups.push_back({d});
-              return Value(tensor::CollapseShapeOp::create(ib, row, groups));
-            });
-        Value size = tensor::DimOp::create(ib, batch.front(), 0);
-        scf::YieldOp::create(
-            ib, updateRows(
-                    ib, size, bins, state,
-                    [&](ImplicitLocOpBuilder &jb, Value j) {
-                      return llvm::map_to_vector(batch, [&](Value tensor) {
-                        return extractRow(jb, tensor, j);
-                      });
-                    },
-                    update));
+        SmallVector<Value> batch = llvm::map_to_vector(
+            read, [&](unsigned result) { return yielded[result]; });
+        scf::YieldOp::create(ib, updateFromBatch(ib, batch, carried));
       }));
   return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+/// The map that computes all of `tensors` (as its results) and whose
+/// results have no other use: its rows can be added as they are computed.
+MapOp soleProducer(ArrayRef<Value> tensors) {
+  auto map = tensors.front().getDefiningOp<MapOp>();
+  if (!map || !llvm::all_of(tensors, [&](Value t) {
+        return t.getDefiningOp() == map.getOperation();
+      }))
+    return nullptr;
+  return map->use_empty() ? map : nullptr;
+}
+
+/// At most this many elements of a tensor.from_elements are added one by
+/// one, without a loop.
+constexpr int64_t kUnrolledElements = 16;
+
+/// The elements of each of `tensors` when all are small 1-D
+/// tensor.from_elements (of the same size).
+std::optional<SmallVector<OperandRange>>
+elementsOf(ArrayRef<Value> tensors) {
+  SmallVector<OperandRange> elements;
+  for (Value tensor : tensors) {
+    auto fromElements = tensor.getDefiningOp<tensor::FromElementsOp>();
+    if (!fromElements || fromElements.getType().getRank() != 1 ||
+        fromElements.getElements().size() > kUnrolledElements ||
+        (!elements.empty() &&
+         fromElements.getElements().size() != elements.front().size()))
+      return std::nullopt;
+    elements.push_back(fromElements.getElements());
+  }
+  return elements;
+}
+
+/// Updates `state` from `batch` (indices, values...), whose first
+/// `batchRank` dimensions hold its rows. A batch computed by a map in the
+/// same block is added as its rows are computed (recursively: a map of maps
+/// yields batches of batches), and one built by tensor.from_elements
+/// element by element, so a nested read's (index, value) pairs never go
+/// through memory; any other batch is read back row by row.
+SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
+                            ArrayRef<Value> batch, int64_t batchRank,
+                            Value bins, ValueRange state,
+                            IndexedUpdate update) {
+  if (batchRank == 0)
+    return updateOne(b, batch, bins, state, update);
+  if (MapOp map = soleProducer(batch)) {
+    RowReader mapRows(map.getInputs(), map);
+    SmallVector<unsigned> read = llvm::map_to_vector(batch, [](Value t) {
+      return cast<OpResult>(t).getResultNumber();
+    });
+    SmallVector<Value> updated = overRowsOf(
+        b, map, mapRows, read, state,
+        [&](ImplicitLocOpBuilder &ib, ArrayRef<Value> rows,
+            ValueRange carried) {
+          return addBatch(rewriter, ib, rows, batchRank - 1, bins, carried,
+                          update);
+        });
+    replaceAndEraseFused(rewriter, map, {}, mapRows);
+    return updated;
+  }
+  if (batchRank == 1)
+    if (auto elements = elementsOf(batch)) {
+      SmallVector<Value> updated(state);
+      for (size_t k = 0, e = elements->front().size(); k < e; ++k) {
+        SmallVector<Value> row = llvm::map_to_vector(
+            *elements, [&](OperandRange values) { return values[k]; });
+        updated = updateOne(b, row, bins, updated, update);
+      }
+      return updated;
+    }
+  SmallVector<Value> rows = llvm::map_to_vector(batch, [&](Value row) {
+    if (batchRank == 1)
+      return row;
+    SmallVector<ReassociationIndices> groups{
+        llvm::to_vector(llvm::seq<int64_t>(0, batchRank))};
+    int64_t rank = cast<RankedTensorType>(row.getType()).getRank();
+    for (int64_t d = batchRank; d < rank; ++d)
+      groups.push_back({d});
+    return Value(tensor::CollapseShapeOp::create(b, row, groups));
+  });
+  Value size = tensor::DimOp::create(b, rows.front(), 0);
+  return updateRows(
+      b, size, bins, state,
+      [&](ImplicitLocOpBuilder &jb, Value j) {
+        return llvm::map_to_vector(
+            rows, [&](Value tensor) { return extractRow(jb, tensor, j); });
+      },
+      update);
 }
 
 struct ScatterToLoops : OpRewritePattern<ScatterOp> {
@@ -198,8 +277,14 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
       int64_t batchRank =
           collapses.front().getReassociationIndices().front().size() - 1;
       RowReader mapRows(map.getInputs(), map);
-      SmallVector<Value> written = updateAtStackedIndices(
-          b, map, mapRows, results, batchRank, histogram.getDests(), update);
+      Value bins = binsOf(b, histogram.getDests());
+      SmallVector<Value> written = overRowsOf(
+          b, map, mapRows, results, histogram.getDests(),
+          [&](ImplicitLocOpBuilder &ib, ArrayRef<Value> batch,
+              ValueRange state) {
+            return addBatch(rewriter, ib, batch, batchRank, bins, state,
+                            update);
+          });
       rewriter.replaceOp(histogram, written);
       for (tensor::CollapseShapeOp collapse : collapses)
         rewriter.eraseOp(collapse);

@@ -274,22 +274,24 @@ func.func @histogram(%h: tensor<10xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>)
 
 // reduce_by_index of a map's rows stacked (tensor.collapse_shape of its
 // results, as the sparse adjoints of nested reads are): one row of the map
-// at a time, then a loop over that row's batch; the map's results are never
-// stored whole.
+// at a time, and in it one row of the nested map at a time, then a loop over
+// that row's batch; neither map's results are ever stored whole.
 // CHECK-LABEL: func.func @stacked_histogram
 // CHECK-SAME: %[[H:[^:]*]]: tensor<10xf64>, %[[STARTS:[^:]*]]: tensor<?xindex>, %[[W:[^:]*]]: tensor<4x3xf64>
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK-NOT: tensor.collapse_shape
 // CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[OUTER:.*]] = %[[H]])
 // CHECK: %[[START:.*]] = tensor.extract %[[STARTS]][%[[I]]]
-// CHECK: %[[IS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<4x3xindex> into tensor<12xindex>
-// CHECK: %[[VS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
-// CHECK: scf.for %[[J:.*]] = {{.*}} iter_args(%[[INNER:.*]] = %[[OUTER]])
+// CHECK: scf.for %[[K:.*]] = %c0 to %c4 {{.*}} iter_args(%[[MIDDLE:.*]] = %[[OUTER]])
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[W]][%[[K]], 0] [1, 3]
+// CHECK: %[[IS:.*]] = scf.for
+// CHECK: scf.for %[[J:.*]] = %c0 to %c3 {{.*}} iter_args(%[[INNER:.*]] = %[[MIDDLE]])
 // CHECK: %[[BIN:.*]] = tensor.extract %[[IS]][%[[J]]]
-// CHECK: tensor.extract %[[VS]][%[[J]]]
+// CHECK: tensor.extract %[[ROW]][%[[J]]]
 // CHECK: scf.if
 // CHECK: tensor.extract %[[INNER]][%[[BIN]]]
 // CHECK: tensor.insert %{{.*}} into %[[INNER]][%[[BIN]]]
+// CHECK-NOT: tensor.collapse_shape
 func.func @stacked_histogram(%h: tensor<10xf64>, %starts: tensor<?xindex>, %w: tensor<4x3xf64>) -> tensor<10xf64> {
   %zero = arith.constant 0.0 : f64
   %reads:2 = soac.map ins(%starts : tensor<?xindex>) -> tensor<?x4x3xindex>, tensor<?x4x3xf64> {
@@ -312,6 +314,53 @@ func.func @stacked_histogram(%h: tensor<10xf64>, %starts: tensor<?xindex>, %w: t
     soac.yield %t : f64
   }
   return %r : tensor<10xf64>
+}
+
+// -----
+
+// The batches the sparse adjoints of a stencil yield: per element of a map
+// of maps, a tensor.from_elements of its reads' (index, value) pairs. They
+// are added one by one where they are computed, with no loop over them and
+// no tensor holding them.
+// CHECK-LABEL: func.func @stacked_elements
+// CHECK-SAME: %[[H:[^:]*]]: tensor<?xf64>, %[[X:[^:]*]]: tensor<?xf64>
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.from_elements
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[OUTER:.*]] = %[[H]])
+// CHECK: scf.for %[[J:.*]] = {{.*}} iter_args(%[[INNER:.*]] = %[[OUTER]])
+// CHECK: %[[FIRST:.*]] = scf.if
+// CHECK: tensor.insert %{{.*}} into %[[INNER]]
+// CHECK: %[[SECOND:.*]] = scf.if
+// CHECK: tensor.insert %{{.*}} into %[[FIRST]]
+// CHECK: scf.yield %[[SECOND]]
+// CHECK-NOT: tensor.from_elements
+// SEQ-LABEL: func.func @stacked_elements
+// SEQ-NOT: tensor.from_elements
+func.func @stacked_elements(%h: tensor<?xf64>, %x: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %c1 = arith.constant 1 : index
+  %reads:2 = soac.map ins(%x : tensor<?xf64>) -> tensor<?x?x2xindex>, tensor<?x?x2xf64> {
+  ^bb0(%a: f64):
+    %pairs:2 = soac.map ins(%x : tensor<?xf64>) -> tensor<?x2xindex>, tensor<?x2xf64> {
+    ^bb0(%b: f64):
+      %i = arith.fptosi %a : f64 to i64
+      %p = arith.index_cast %i : i64 to index
+      %q = arith.addi %p, %c1 : index
+      %ab = arith.mulf %a, %b : f64
+      %is = tensor.from_elements %p, %q : tensor<2xindex>
+      %vs = tensor.from_elements %ab, %b : tensor<2xf64>
+      soac.yield %is, %vs : tensor<2xindex>, tensor<2xf64>
+    }
+    soac.yield %pairs#0, %pairs#1 : tensor<?x2xindex>, tensor<?x2xf64>
+  }
+  %i = tensor.collapse_shape %reads#0 [[0, 1, 2]] : tensor<?x?x2xindex> into tensor<?xindex>
+  %v = tensor.collapse_shape %reads#1 [[0, 1, 2]] : tensor<?x?x2xf64> into tensor<?xf64>
+  %r = soac.reduce_by_index dest(%h : tensor<?xf64>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
 }
 
 // -----
