@@ -14,7 +14,9 @@ must then stay flat from n = 1e3 to 1e6 (1e7). Programs:
 - loop gathers: n/8 rows, each a loop of 8 steps acc ← acc/2 + sin(x[path]),
   x of n elements, then Σ acc².
 
-Medians of repeats, compiled for the CPU, on one thread (the gradient's
+Medians of repeats, primal and gradient called in turn (so that a machine
+slowing down during the run shifts both alike), compiled for the CPU, on
+one thread (the gradient's
 scatter-adds run on one thread; on one thread the ratio is the work ratio),
 timed by the CPU time of the calling thread, which runs the compiled code:
 time the machine gives to other processes does not count (on a shared
@@ -31,7 +33,7 @@ import math
 import time
 
 import numpy as np
-from common import ROOT, median_seconds, write_section
+from common import ROOT, interleaved_medians, write_section
 
 import soac
 
@@ -72,8 +74,8 @@ def run(sizes: list[int], repeats: int) -> list[tuple]:
             gradient = soac.mlir.grad(PROGRAM, name, wrt=[0])
             for n in sizes:
                 args = inputs(name, n, rng)
-                t_primal = median_seconds(lambda: primal(*args), repeats, time.thread_time)
-                t_gradient = median_seconds(lambda: gradient(*args), repeats, time.thread_time)
+                t_primal, t_gradient = interleaved_medians(
+                    [lambda: primal(*args), lambda: gradient(*args)], repeats, time.thread_time)
                 rows.append((name, n, t_primal, t_gradient))
                 print(f"{NAMES[name]:>14}  n = {n:>10,d}  primal {t_primal * 1e3:9.3f} ms  gradient {t_gradient * 1e3:9.3f} ms"
                       f"  ratio {t_gradient / t_primal:5.2f}", flush=True)
@@ -84,7 +86,7 @@ def run(sizes: list[int], repeats: int) -> list[tuple]:
 
 def markdown(rows, repeats: int) -> str:
     lines = [
-        f"Float64, medians of {repeats} runs (`bench/cheap_gradient_nested.py`, programs in "
+        f"Float64, medians of {repeats} runs, primal and gradient called in turn (`bench/cheap_gradient_nested.py`, programs in "
         "`examples/nested_gathers.mlir`), on one thread, in CPU time of that thread; gradient with respect "
         "to the gathered array. "
         f"*conv1d*: {TAPS} taps, n outputs. *stencil*: 5 points on a √n × √n grid. "

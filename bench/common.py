@@ -6,7 +6,7 @@ from __future__ import annotations
 import pathlib
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REPORT = ROOT / "docs" / "benchmarks.md"
@@ -23,6 +23,22 @@ def median_seconds(function: Callable[[], object], repeats: int,
         function()
         times.append(clock() - start)
     return statistics.median(times)
+
+
+def interleaved_medians(functions: Sequence[Callable[[], object]], repeats: int,
+                        clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    """The median time of each function over `repeats` rounds that call them
+    in turn (after one warm-up round): a machine that slows down or speeds up
+    during the run then shifts all of them alike, so their ratios hold."""
+    for function in functions:
+        function()
+    times: list[list[float]] = [[] for _ in functions]
+    for _ in range(repeats):
+        for function, measured in zip(functions, times):
+            start = clock()
+            function()
+            measured.append(clock() - start)
+    return [statistics.median(measured) for measured in times]
 
 
 def write_section(name: str, title: str, table: str) -> None:
