@@ -191,6 +191,9 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
   // After the conversion to OpenMP, which decides what runs in parallel.
   pm.addPass(soac::createSoacLowerChecks());
+  // exp, log and tanh of f64 as arithmetic, so that loops calling them
+  // vectorize (libm's calls do not).
+  pm.addPass(soac::createSoacExpandF64Math());
 
   addHostToLLVM(pm, createConvertToLLVMPass());
 }

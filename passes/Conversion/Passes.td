@@ -439,6 +439,22 @@ def SoacRestoreInterfaceNames : Pass<"soac-restore-interface-names", "mlir::Modu
   }];
 }
 
+def SoacExpandF64Math : Pass<"soac-expand-f64-math"> {
+  let summary = "Write math.exp, math.log and math.tanh of f64 as arithmetic that vectorizes";
+  let description = [{
+    LLVM lowers these functions to libm calls, one element at a time, and a
+    loop containing a call is not vectorized. This pass replaces each (on
+    f64 scalars or vectors) by a range reduction, a polynomial and a scaling
+    by a power of two built from its bits: plain arithmetic, which LLVM's
+    loop vectorizer vectorizes with the rest of the loop. Results are within
+    about an ulp of libm's, and special values (zeros, infinities, NaN,
+    subnormals, overflow and underflow) are libm's. Other types and
+    functions are left to the usual lowering. The CPU pipeline runs it
+    before the math functions are lowered to LLVM.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 def ConvertI1MemRefToLLVM : Pass<"convert-i1-memref-to-llvm"> {
   let summary = "Lower memref.load/store of i1 to llvm.load/store (one byte per element)";
   let description = [{
