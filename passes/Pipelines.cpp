@@ -49,6 +49,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(soac-check-indices); false for code that has proven "
                      "its indices and sizes"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorMath{
+      *this, "vector-math",
+      llvm::cl::desc("Compute exp, log and tanh of f64 with soac's own "
+                     "arithmetic, which vectorizes (within 1 ulp of libm, "
+                     "3 for tanh; soac-expand-f64-math); false calls libm"),
+      llvm::cl::init(true)};
 };
 
 /// soac.vjp / soac.jvp expanded, then the generated functions inlined (so
@@ -193,7 +199,8 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(soac::createSoacLowerChecks());
   // exp, log and tanh of f64 as arithmetic, so that loops calling them
   // vectorize (libm's calls do not).
-  pm.addPass(soac::createSoacExpandF64Math());
+  if (options.vectorMath)
+    pm.addPass(soac::createSoacExpandF64Math());
 
   addHostToLLVM(pm, createConvertToLLVMPass());
 }

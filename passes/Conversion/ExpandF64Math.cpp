@@ -21,7 +21,6 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
 
@@ -73,12 +72,30 @@ public:
     Value above = arith::MaxNumFOp::create(b, x, constant(low));
     return arith::MinNumFOp::create(b, above, constant(high));
   }
-  /// c[0] + x·(c[1] + x·(c[2] + ...)).
+  /// c[0] + c[1]·x + c[2]·x² + ..., by Estrin's scheme: pairs c[i] +
+  /// c[i+1]·x, then pairs of pairs with x², and so on, so that the chain of
+  /// dependent operations is about log2(n) multiply-adds long instead of n
+  /// (the scalar copies of a loop, which do not run side by side, wait on
+  /// that chain). Each multiply-add may be fused (`contract`).
   Value polynomial(Value x, ArrayRef<double> coefficients) {
-    Value sum = constant(coefficients.back());
-    for (double c : llvm::reverse(coefficients.drop_back()))
-      sum = add(constant(c), mul(x, sum));
-    return sum;
+    auto contract = arith::FastMathFlagsAttr::get(
+        b.getContext(), arith::FastMathFlags::contract);
+    SmallVector<Value> terms = llvm::map_to_vector(
+        coefficients, [&](double c) { return constant(c); });
+    for (Value power = x; terms.size() > 1;
+         power = arith::MulFOp::create(b, power, power)) {
+      SmallVector<Value> paired;
+      for (size_t i = 0; i < terms.size(); i += 2)
+        paired.push_back(
+            i + 1 == terms.size()
+                ? terms[i]
+                : Value(arith::AddFOp::create(
+                      b, terms[i],
+                      arith::MulFOp::create(b, power, terms[i + 1], contract),
+                      contract)));
+      terms = std::move(paired);
+    }
+    return terms.front();
   }
   /// 2^k for an integer k (i64) in [-1022, 1023], from its bits.
   Value powerOfTwo(Value k) {
@@ -224,34 +241,39 @@ Value expandTanh(F64Arith &a, Value x) {
   return a.keepNaN(x, math::CopySignOp::create(a.b, chosen, x));
 }
 
-bool isF64(Type type) {
-  return getElementTypeOrSelf(type).isF64();
+/// The expansion of `op` when it is exp, log or tanh of f64.
+Value (*expansionOf(Operation *op))(F64Arith &, Value) {
+  if (op->getNumResults() != 1 ||
+      !getElementTypeOrSelf(op->getResult(0).getType()).isF64())
+    return nullptr;
+  if (isa<math::ExpOp>(op))
+    return expandExp;
+  if (isa<math::LogOp>(op))
+    return expandLog;
+  if (isa<math::TanhOp>(op))
+    return expandTanh;
+  return nullptr;
 }
-
-template <typename MathOp, Value (*expand)(F64Arith &, Value)>
-struct ExpandF64 : OpRewritePattern<MathOp> {
-  using OpRewritePattern<MathOp>::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MathOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!isF64(op.getType()))
-      return rewriter.notifyMatchFailure(op, "not f64");
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    F64Arith arithmetic(b, op.getType());
-    rewriter.replaceOp(op, expand(arithmetic, op.getOperand()));
-    return success();
-  }
-};
 
 struct SoacExpandF64MathPass
     : soac::impl::SoacExpandF64MathBase<SoacExpandF64MathPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandF64<math::ExpOp, expandExp>,
-                 ExpandF64<math::LogOp, expandLog>,
-                 ExpandF64<math::TanhOp, expandTanh>>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    // Each op is replaced where it is, and nothing else is touched: a
+    // greedy rewrite would also fold every constant of the function and
+    // move it to the function's entry, out of the OpenMP regions that use
+    // it, in code that calls none of these functions.
+    SmallVector<Operation *> functions;
+    getOperation()->walk([&](Operation *op) {
+      if (expansionOf(op))
+        functions.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : functions) {
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+      F64Arith arithmetic(b, op->getResult(0).getType());
+      rewriter.replaceOp(op, expansionOf(op)(arithmetic, op->getOperand(0)));
+    }
   }
 };
 

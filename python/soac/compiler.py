@@ -138,17 +138,21 @@ class CpuOptions:
     drops the run-time checks of tensor accesses and of the sizes ops take
     on trust (soac-check-indices), for code that has proven its indices and
     sizes: an index out of range, or a reshape to sizes that do not fit,
-    then reads or writes outside its buffer."""
+    then reads or writes outside its buffer. ``vector_math=False`` computes
+    exp, log and tanh of float64 by calls of the C library (libm) instead of
+    soac's own arithmetic, which vectorizes with the loops around it and is
+    within 1 ulp of libm's (3 for tanh; docs/sharp_bits.md)."""
 
     TARGET: ClassVar[str] = "cpu"
     num_chunks: int = 64
     openmp: bool = True
     check_indices: bool = True
+    vector_math: bool = True
 
     def pipeline(self) -> str:
         return (
             f"builtin.module(soac-lower-to-cpu{{num-chunks={self.num_chunks} openmp={_flag(self.openmp)} "
-            f"check-indices={_flag(self.check_indices)}}})"
+            f"check-indices={_flag(self.check_indices)} vector-math={_flag(self.vector_math)}}})"
         )
 
 

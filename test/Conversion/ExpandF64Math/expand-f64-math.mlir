@@ -1,5 +1,6 @@
 // exp, log and tanh of f64 (scalars and vectors) become arithmetic LLVM can
-// vectorize: a range reduction, a polynomial, a power of two built from its
+// vectorize: a range reduction, a polynomial (Estrin's scheme, its
+// multiply-adds marked `contract`), a power of two built from its
 // bits; NaN, zeros and infinities are chosen by selects. Other types and
 // functions are left to the math-to-LLVM lowering (libm calls).
 // RUN: soac-opt %s --soac-expand-f64-math | FileCheck %s
@@ -9,6 +10,9 @@
 // CHECK: arith.maxnumf
 // CHECK: arith.minnumf
 // CHECK: math.roundeven
+// The polynomial, by Estrin's scheme: multiply-adds that may fuse.
+// CHECK: arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f64
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f64
 // CHECK: arith.fptosi %{{.*}} : f64 to i64
 // CHECK: arith.shli
 // CHECK: arith.bitcast %{{.*}} : i64 to f64
