@@ -33,7 +33,7 @@ import math
 import time
 
 import numpy as np
-from common import ROOT, interleaved_medians, write_section
+from common import ROOT, alternating_medians, write_section
 
 import soac
 
@@ -74,8 +74,9 @@ def run(sizes: list[int], repeats: int) -> list[tuple]:
             gradient = soac.mlir.grad(PROGRAM, name, wrt=[0])
             for n in sizes:
                 args = inputs(name, n, rng)
-                t_primal, t_gradient = interleaved_medians(
-                    [lambda: primal(*args), lambda: gradient(*args)], repeats, time.thread_time)
+                times = alternating_medians(
+                    {"primal": lambda: primal(*args), "gradient": lambda: gradient(*args)}, repeats, time.thread_time)
+                t_primal, t_gradient = times["primal"], times["gradient"]
                 rows.append((name, n, t_primal, t_gradient))
                 print(f"{NAMES[name]:>14}  n = {n:>10,d}  primal {t_primal * 1e3:9.3f} ms  gradient {t_gradient * 1e3:9.3f} ms"
                       f"  ratio {t_gradient / t_primal:5.2f}", flush=True)

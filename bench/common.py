@@ -6,7 +6,7 @@ from __future__ import annotations
 import pathlib
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REPORT = ROOT / "docs" / "benchmarks.md"
@@ -25,20 +25,21 @@ def median_seconds(function: Callable[[], object], repeats: int,
     return statistics.median(times)
 
 
-def interleaved_medians(functions: Sequence[Callable[[], object]], repeats: int,
-                        clock: Callable[[], float] = time.perf_counter) -> list[float]:
-    """The median time of each function over `repeats` rounds that call them
-    in turn (after one warm-up round): a machine that slows down or speeds up
-    during the run then shifts all of them alike, so their ratios hold."""
-    for function in functions:
+def alternating_medians(functions: dict[str, Callable[[], object]], rounds: int,
+                        clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """The median time of each function over `rounds` rounds that call them
+    in turn (after one warm-up call each): a machine that slows down or
+    speeds up during the run then shifts all of them alike, so their ratios
+    hold."""
+    for function in functions.values():
         function()
-    times: list[list[float]] = [[] for _ in functions]
-    for _ in range(repeats):
-        for function, measured in zip(functions, times):
+    samples: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, function in functions.items():
             start = clock()
             function()
-            measured.append(clock() - start)
-    return [statistics.median(measured) for measured in times]
+            samples[name].append(clock() - start)
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def write_section(name: str, title: str, table: str) -> None:

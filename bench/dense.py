@@ -32,12 +32,10 @@ os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import ctypes  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from common import ROOT, write_section  # noqa: E402
+from common import ROOT, alternating_medians, write_section  # noqa: E402
 
 import soac  # noqa: E402
 import soac.numpy as snp  # noqa: E402
@@ -52,20 +50,6 @@ def jax_modules():
 
     jax.config.update("jax_enable_x64", True)
     return jax, jnp
-
-
-def alternating_medians(functions: dict[str, callable], rounds: int) -> dict[str, float]:
-    """Medians over `rounds` rounds, each calling every function in turn
-    (after one warm-up call each)."""
-    for function in functions.values():
-        function()
-    samples = {name: [] for name in functions}
-    for _ in range(rounds):
-        for name, function in functions.items():
-            start = time.perf_counter()
-            function()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def check(got, want, what: str) -> None:

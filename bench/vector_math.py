@@ -18,7 +18,7 @@ import sys
 import time
 
 import numpy as np
-from common import ROOT, interleaved_medians, write_section
+from common import ROOT, alternating_medians, write_section
 
 import soac
 import soac.numpy as snp
@@ -67,7 +67,8 @@ def run(rounds: int, only: list[str]) -> list[tuple]:
             ours, libm = (soac.jit(soac.value_and_grad(fn, argnums=wrt), options=CpuOptions(vector_math=vector))
                           for vector in (True, False))
             difference = largest_difference(ours(*args)[1], libm(*args)[1])
-            t_ours, t_libm = interleaved_medians([lambda: ours(*args), lambda: libm(*args)], rounds, time.thread_time)
+            times = alternating_medians({"own": lambda: ours(*args), "libm": lambda: libm(*args)}, rounds, time.thread_time)
+            t_ours, t_libm = times["own"], times["libm"]
             rows.append((label, t_ours, t_libm, difference))
             print(f"{label:>28}: own {t_ours * 1e3:9.3f} ms  libm {t_libm * 1e3:9.3f} ms  ratio {t_ours / t_libm:5.2f}"
                   f"  gradients differ by {difference:.1e}", flush=True)

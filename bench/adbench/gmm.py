@@ -91,7 +91,7 @@ def objective(alphas, means, icf, x, gamma, m, diagonal, lower_index, lower_mask
 
         return snp.logsumexp(soac.map(component, alphas, sum_qs, means, Qdiags, Ls))
 
-    n = snp.size(x, 0).astype(np.float64)
+    n = snp.size(x, 0)
     prior = snp.sum(0.5 * gamma * gamma * (snp.sum(Qdiags * Qdiags, axis=1) + snp.sum(snp.sum(Ls * Ls, axis=2), axis=1)) - m * sum_qs)
     return offset + snp.sum(soac.map(point, x)) - n * snp.logsumexp(alphas) + prior
 

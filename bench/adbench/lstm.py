@@ -93,7 +93,7 @@ def soac_version(main_params, extra_params, state, sequence) -> tuple:
         steps = snp.size(sequence, 0) - 1
         initial = (tuple(state[2 * i] for i in range(layers)), tuple(state[2 * i + 1] for i in range(layers)), 0.0)
         total = soac.fori_loop(0, steps, step, initial)[2]
-        return -total / (steps * b).astype(np.float64)
+        return -total / (steps * b)
 
     return objective, (main_params, extra_params, state, sequence)
 
