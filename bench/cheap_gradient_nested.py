@@ -33,7 +33,7 @@ import math
 import time
 
 import numpy as np
-from common import ROOT, alternating_medians, write_section
+from common import ROOT, alternating_medians, on_one_thread, write_section
 
 import soac
 
@@ -65,10 +65,8 @@ NAMES = {"conv1d": "conv1d", "stencil2d": "stencil", "embedding_bag": "embedding
 
 def run(sizes: list[int], repeats: int) -> list[tuple]:
     rng = np.random.default_rng(0)
-    threads = soac.get_num_threads()
-    soac.set_num_threads(1)
     rows = []
-    try:
+    with on_one_thread():
         for name in NAMES:
             primal = soac.compile(PROGRAM, name)
             gradient = soac.mlir.grad(PROGRAM, name, wrt=[0])
@@ -80,8 +78,6 @@ def run(sizes: list[int], repeats: int) -> list[tuple]:
                 rows.append((name, n, t_primal, t_gradient))
                 print(f"{NAMES[name]:>14}  n = {n:>10,d}  primal {t_primal * 1e3:9.3f} ms  gradient {t_gradient * 1e3:9.3f} ms"
                       f"  ratio {t_gradient / t_primal:5.2f}", flush=True)
-    finally:
-        soac.set_num_threads(threads)
     return rows
 
 

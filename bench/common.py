@@ -3,10 +3,11 @@ docs/benchmarks.md."""
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REPORT = ROOT / "docs" / "benchmarks.md"
@@ -40,6 +41,20 @@ def alternating_medians(functions: dict[str, Callable[[], object]], rounds: int,
             function()
             samples[name].append(clock() - start)
     return {name: statistics.median(times) for name, times in samples.items()}
+
+
+@contextlib.contextmanager
+def on_one_thread() -> Iterator[None]:
+    """soac's compiled code runs on one thread inside the block; the number
+    of threads it had comes back after it."""
+    import soac
+
+    threads = soac.get_num_threads()
+    soac.set_num_threads(1)
+    try:
+        yield
+    finally:
+        soac.set_num_threads(threads)
 
 
 def write_section(name: str, title: str, table: str) -> None:

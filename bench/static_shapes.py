@@ -19,7 +19,7 @@ import sys
 import time
 
 import numpy as np
-from common import ROOT, alternating_medians, write_section
+from common import ROOT, alternating_medians, on_one_thread, write_section
 
 import soac
 
@@ -36,10 +36,8 @@ def compiled(fn, args, wrt, static: bool):
 
 
 def run(rounds: int, only: list[str]) -> list[tuple]:
-    threads = soac.get_num_threads()
-    soac.set_num_threads(1)
     rows = []
-    try:
+    with on_one_thread():
         for name in ADBENCH:
             if only and name not in only:
                 continue
@@ -57,8 +55,6 @@ def run(rounds: int, only: list[str]) -> list[tuple]:
                 rows.append((f"{module.NAME} ({size})", compile_dynamic, compile_static, times["dynamic"], times["static"]))
                 print(f"{module.NAME} ({size}): compile {compile_dynamic:.2f} / {compile_static:.2f} s, "
                       f"run {times['dynamic'] * 1e3:.3f} / {times['static'] * 1e3:.3f} ms", flush=True)
-    finally:
-        soac.set_num_threads(threads)
     return rows
 
 

@@ -18,7 +18,7 @@ import sys
 import time
 
 import numpy as np
-from common import ROOT, alternating_medians, write_section
+from common import ROOT, alternating_medians, on_one_thread, write_section
 
 import soac
 import soac.numpy as snp
@@ -57,10 +57,8 @@ def largest_difference(a, b) -> float:
 
 
 def run(rounds: int, only: list[str]) -> list[tuple]:
-    threads = soac.get_num_threads()
-    soac.set_num_threads(1)
     rows = []
-    try:
+    with on_one_thread():
         for label, fn, args, wrt in programs():
             if only and not any(word in label for word in only):
                 continue
@@ -72,8 +70,6 @@ def run(rounds: int, only: list[str]) -> list[tuple]:
             rows.append((label, t_ours, t_libm, difference))
             print(f"{label:>28}: own {t_ours * 1e3:9.3f} ms  libm {t_libm * 1e3:9.3f} ms  ratio {t_ours / t_libm:5.2f}"
                   f"  gradients differ by {difference:.1e}", flush=True)
-    finally:
-        soac.set_num_threads(threads)
     return rows
 
 
