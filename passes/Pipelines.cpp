@@ -51,9 +51,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorMath{
       *this, "vector-math",
-      llvm::cl::desc("Compute exp, log and tanh of f64 with soac's own "
-                     "arithmetic, which vectorizes (within 1 ulp of libm, "
-                     "3 for tanh; soac-expand-f64-math); false calls libm"),
+      llvm::cl::desc("Compute exp, log and tanh of f64 and f32 with soac's "
+                     "own f64 arithmetic, which vectorizes (f64 within 1 ulp "
+                     "of libm, 3 for tanh; soac-expand-f64-math); false "
+                     "calls libm"),
       llvm::cl::init(true)};
 };
 
@@ -197,7 +198,7 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
   // After the conversion to OpenMP, which decides what runs in parallel.
   pm.addPass(soac::createSoacLowerChecks());
-  // exp, log and tanh of f64 as arithmetic, so that loops calling them
+  // exp, log and tanh as f64 arithmetic, so that loops calling them
   // vectorize (libm's calls do not).
   if (options.vectorMath)
     pm.addPass(soac::createSoacExpandF64Math());

@@ -1,15 +1,15 @@
-//===- ExpandF64Math.cpp - exp, log, tanh of f64 as arithmetic ------------===//
+//===- ExpandF64Math.cpp - exp, log, tanh as f64 arithmetic ---------------===//
 //
-// LLVM lowers math.exp/log/tanh of f64 to calls of libm, one element at a
-// time: a loop containing one is not vectorized, so everything else in the
-// loop runs one element at a time too. Written as arithmetic (range
+// LLVM lowers math.exp/log/tanh to calls of libm, one element at a time: a
+// loop containing one is not vectorized, so everything else in the loop
+// runs one element at a time too. Written as arithmetic (range
 // reduction, a polynomial, a scaling by a power of two built from its bits)
 // they vectorize with the loop. The reductions follow the classic ones of
 // Cody and Waite (exp) and of the atanh series (log); the polynomials are
 // Taylor series long enough that truncation is far below an ulp, so the
 // error is that of the rounding of a few operations (about 1 ulp;
 // test_expanded_math.py measures it against numpy's libm over the whole
-// range, special values included).
+// range, special values included). f32 is computed in f64 and rounded back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,10 +241,12 @@ Value expandTanh(F64Arith &a, Value x) {
   return a.keepNaN(x, math::CopySignOp::create(a.b, chosen, x));
 }
 
-/// The expansion of `op` when it is exp, log or tanh of f64.
+/// The expansion of `op` when it is exp, log or tanh of f64 or f32.
 Value (*expansionOf(Operation *op))(F64Arith &, Value) {
-  if (op->getNumResults() != 1 ||
-      !getElementTypeOrSelf(op->getResult(0).getType()).isF64())
+  if (op->getNumResults() != 1)
+    return nullptr;
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  if (!element.isF64() && !element.isF32())
     return nullptr;
   if (isa<math::ExpOp>(op))
     return expandExp;
@@ -253,6 +255,29 @@ Value (*expansionOf(Operation *op))(F64Arith &, Value) {
   if (isa<math::TanhOp>(op))
     return expandTanh;
   return nullptr;
+}
+
+/// `type` (f32, f64 or a vector of them) with f64 elements.
+Type withF64Elements(Type type, Builder &b) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(b.getF64Type());
+  return b.getF64Type();
+}
+
+/// `op` expanded in f64: an f32 argument is widened first and the result
+/// rounded back, which is about as exact as f32 results can be (the f64
+/// result's error is far below half an f32 ulp).
+Value expand(Operation *op, ImplicitLocOpBuilder &b) {
+  Value argument = op->getOperand(0);
+  Type type = argument.getType();
+  Type wide = withF64Elements(type, b);
+  if (wide != type)
+    argument = arith::ExtFOp::create(b, wide, argument);
+  F64Arith arithmetic(b, wide);
+  Value result = expansionOf(op)(arithmetic, argument);
+  if (wide != type)
+    result = arith::TruncFOp::create(b, type, result);
+  return result;
 }
 
 struct SoacExpandF64MathPass
@@ -271,8 +296,7 @@ struct SoacExpandF64MathPass
     for (Operation *op : functions) {
       rewriter.setInsertionPoint(op);
       ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-      F64Arith arithmetic(b, op->getResult(0).getType());
-      rewriter.replaceOp(op, expansionOf(op)(arithmetic, op->getOperand(0)));
+      rewriter.replaceOp(op, expand(op, b));
     }
   }
 };

@@ -440,17 +440,19 @@ def SoacRestoreInterfaceNames : Pass<"soac-restore-interface-names", "mlir::Modu
 }
 
 def SoacExpandF64Math : Pass<"soac-expand-f64-math"> {
-  let summary = "Write math.exp, math.log and math.tanh of f64 as arithmetic that vectorizes";
+  let summary = "Write math.exp, math.log and math.tanh as f64 arithmetic that vectorizes";
   let description = [{
     LLVM lowers these functions to libm calls, one element at a time, and a
     loop containing a call is not vectorized. This pass replaces each (on
-    f64 scalars or vectors) by a range reduction, a polynomial and a scaling
-    by a power of two built from its bits: plain arithmetic, which LLVM's
-    loop vectorizer vectorizes with the rest of the loop. Results are within
-    about an ulp of libm's, and special values (zeros, infinities, NaN,
-    subnormals, overflow and underflow) are libm's. Other types and
-    functions are left to the usual lowering. The CPU pipeline runs it
-    before the math functions are lowered to LLVM.
+    f64 or f32 scalars or vectors) by a range reduction, a polynomial and a
+    scaling by a power of two built from its bits, in f64: plain
+    arithmetic, which LLVM's loop vectorizer vectorizes with the rest of the
+    loop. f32 arguments are widened to f64 and the results rounded back.
+    f64 results are within 1 ulp of libm's (3 for tanh); special values
+    (zeros, infinities, NaN, subnormals, overflow and underflow) are libm's.
+    Other types and functions are left to the usual lowering. The CPU
+    pipeline runs it before the math functions are lowered to LLVM
+    (`vector-math=false` leaves it out).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }

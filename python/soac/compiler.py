@@ -139,9 +139,10 @@ class CpuOptions:
     on trust (soac-check-indices), for code that has proven its indices and
     sizes: an index out of range, or a reshape to sizes that do not fit,
     then reads or writes outside its buffer. ``vector_math=False`` computes
-    exp, log and tanh of float64 by calls of the C library (libm) instead of
-    soac's own arithmetic, which vectorizes with the loops around it and is
-    within 1 ulp of libm's (3 for tanh; docs/sharp_bits.md)."""
+    exp, log and tanh of float64 and float32 by calls of the C library
+    (libm) instead of soac's own float64 arithmetic, which vectorizes with
+    the loops around it and is within 1 ulp of libm's for float64 (3 for
+    tanh; docs/sharp_bits.md)."""
 
     TARGET: ClassVar[str] = "cpu"
     num_chunks: int = 64

@@ -1,6 +1,6 @@
-"""exp, log and tanh of float64 in compiled CPU code are arithmetic
-(soac-expand-f64-math), not libm calls: their results against numpy's over
-the whole range, in ulps, and at every special value;
+"""exp, log and tanh of float64 and float32 in compiled CPU code are f64
+arithmetic (soac-expand-f64-math), not libm calls: their results against
+numpy's over the whole range, in ulps, and at every special value;
 ``CpuOptions(vector_math=False)`` calls libm instead."""
 
 from __future__ import annotations
@@ -101,3 +101,24 @@ def test_vector_math_false_calls_libm():
     for got, want in zip(soac.compile(PROGRAM, "functions", options=CpuOptions(vector_math=False))(x),
                          (np.exp(x), np.log(x), np.tanh(x))):
         np.testing.assert_allclose(got, want, rtol=1e-15, equal_nan=True)
+
+
+def test_float32_is_computed_in_float64_and_rounded():
+    program = PROGRAM.replace("f64", "f32")
+    rng = np.random.default_rng(3)
+    special = SPECIAL[np.isnan(SPECIAL) | (np.abs(SPECIAL) <= np.finfo(np.float32).max)]
+    x = np.concatenate([rng.uniform(-110, 110, 50_000), np.exp(rng.uniform(-100, 88, 50_000)),
+                        rng.standard_normal(50_000), special, [np.inf, -np.inf]]).astype(np.float32)
+    with np.errstate(all="ignore"):
+        exact = [f(x.astype(np.float64)).astype(np.float32) for f in (np.exp, np.log, np.tanh)]
+    for name, got, want in zip(MAX_ULPS, soac.compile(program, "functions")(x), exact):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+        # Rounded from a float64 within an ulp of the exact value: the
+        # float32 result is the correctly rounded one, or at worst its
+        # neighbour when the exact value is within 2^-29 ulp of a midpoint.
+        ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / np.spacing(np.abs(want[finite]))
+        assert ulps.max() <= 1.0, name
+        assert np.mean(ulps == 0) > 0.9999, name

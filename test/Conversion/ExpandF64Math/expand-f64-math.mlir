@@ -1,4 +1,4 @@
-// exp, log and tanh of f64 (scalars and vectors) become arithmetic LLVM can
+// exp, log and tanh of f64 and f32 (scalars and vectors) become f64 arithmetic LLVM can
 // vectorize: a range reduction, a polynomial (Estrin's scheme, its
 // multiply-adds marked `contract`), a power of two built from its
 // bits; NaN, zeros and infinities are chosen by selects. Other types and
@@ -63,16 +63,26 @@ func.func @vector_exp(%x: vector<4xf64>) -> vector<4xf64> {
   return %y : vector<4xf64>
 }
 
-// f32 and the other functions stay as they are.
+// f32 is widened to f64, expanded, and rounded back.
+// CHECK-LABEL: func.func @f32_in_f64
+// CHECK-NOT: math.exp
+// CHECK: %[[WIDE:.*]] = arith.extf %{{.*}} : vector<8xf32> to vector<8xf64>
+// CHECK: math.roundeven %{{.*}} : vector<8xf64>
+// CHECK: %[[NARROW:.*]] = arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
+// CHECK: return %[[NARROW]]
+func.func @f32_in_f64(%x: vector<8xf32>) -> vector<8xf32> {
+  %y = math.exp %x : vector<8xf32>
+  return %y : vector<8xf32>
+}
+
+// Other types and functions stay as they are.
 // CHECK-LABEL: func.func @left_alone
-// CHECK: math.exp %{{.*}} : f32
-// CHECK: math.log %{{.*}} : f32
-// CHECK: math.tanh %{{.*}} : f32
+// CHECK: math.exp %{{.*}} : f16
 // CHECK: math.sin %{{.*}} : f64
-func.func @left_alone(%x: f32, %y: f64) -> (f32, f32, f32, f64) {
-  %a = math.exp %x : f32
-  %b = math.log %x : f32
-  %c = math.tanh %x : f32
+// CHECK: math.log1p %{{.*}} : f64
+func.func @left_alone(%x: f16, %y: f64) -> (f16, f64, f64) {
+  %a = math.exp %x : f16
   %d = math.sin %y : f64
-  return %a, %b, %c, %d : f32, f32, f32, f64
+  %e = math.log1p %y : f64
+  return %a, %d, %e : f16, f64, f64
 }
