@@ -1,4 +1,4 @@
-"""exp, log and tanh of float64 as soac's own arithmetic (soac-expand-f64-math,
+"""exp, log and tanh as soac's own float64 arithmetic (soac-expand-f64-math,
 the default) against calls of libm (`CpuOptions(vector_math=False)`): the
 value and gradient of the dense programs of bench/dense.py and of every
 ADBench objective, both builds in one process, their calls alternating
@@ -38,6 +38,15 @@ def programs():
             np.zeros(512), rng.standard_normal((512, 10)) * 0.05, np.zeros(10)), (2, 3, 4, 5))
     yield ("attention 512×64", lambda *a: attention(snp, *a), tuple(rng.standard_normal((512, 64)) * 0.3 for _ in range(3)),
            (0, 1, 2))
+    # The same two in float32 (computed in float64 and rounded back).
+    single = np.random.default_rng(1)
+    yield ("MLP 256×512→512→10, float32", lambda *a: mlp(snp, *a),
+           tuple(a.astype(np.float32) for a in (
+               single.standard_normal((256, 512)), single.standard_normal((256, 10)),
+               single.standard_normal((512, 512)) * 0.05, np.zeros(512), single.standard_normal((512, 10)) * 0.05,
+               np.zeros(10))), (2, 3, 4, 5))
+    yield ("attention 512×64, float32", lambda *a: attention(snp, *a),
+           tuple((single.standard_normal((512, 64)) * 0.3).astype(np.float32) for _ in range(3)), (0, 1, 2))
     for name in ADBENCH:
         module = importlib.import_module(name)
         for size in module.SIZES:
@@ -75,7 +84,7 @@ def run(rounds: int, only: list[str]) -> list[tuple]:
 
 def markdown(rows, rounds: int) -> str:
     lines = [
-        f"Float64 value and gradient, one thread, medians of {rounds} rounds alternating the two builds "
+        f"Value and gradient (float64 unless the row says float32), one thread, medians of {rounds} rounds alternating the two builds "
         "(`bench/vector_math.py`), in CPU time of the calling thread. *difference*: the largest difference "
         "between the two gradients, relative to the largest entry of the gradient. Programs without "
         "exp, log or tanh (BA, HAND, k-means) compile to the same code both ways: their ratios show the noise.",
