@@ -52,8 +52,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> vectorMath{
       *this, "vector-math",
       llvm::cl::desc("Compute exp, log and tanh of f64 and f32 with soac's "
-                     "own f64 arithmetic, which vectorizes (f64 within 1 ulp "
-                     "of libm, 3 for tanh; soac-expand-f64-math); false "
+                     "own f64 arithmetic, which vectorizes (f64 within 2 ulp "
+                     "of libm, 4 for tanh; soac-expand-f64-math); false "
                      "calls libm"),
       llvm::cl::init(true)};
 };

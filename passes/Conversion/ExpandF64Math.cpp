@@ -7,9 +7,9 @@
 // they vectorize with the loop. The reductions follow the classic ones of
 // Cody and Waite (exp) and of the atanh series (log); the polynomials are
 // Taylor series long enough that truncation is far below an ulp, so the
-// error is that of the rounding of a few operations (about 1 ulp;
-// test_expanded_math.py measures it against numpy's libm over the whole
-// range, special values included). f32 is computed in f64 and rounded back.
+// error is that of the rounding of a few operations: against numpy's
+// functions over 16 million samples, exp 2 ulp, log 1, tanh 4
+// (test_expanded_math.py checks these bounds and the special values). f32 is computed in f64 and rounded back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -219,7 +219,7 @@ Value expandTanh(F64Arith &a, Value x) {
   Value scale = a.powerOfTwo(arith::FPToSIOp::create(a.b, a.intType, k));
   Value t = a.add(a.mul(scale, expm1), a.sub(scale, a.constant(1.0)));
   Value large = a.div(t, a.add(t, a.constant(2.0)));
-  // Below 0.17, where that quotient's roundings would come to 3 ulp, the
+  // Below 0.17, where that quotient's roundings would come to 4 ulp, the
   // odd Taylor series (terms to x^21, the next below 2^-60 of the result).
   static constexpr double kTanhSeries[] = {
       -1.0 / 3,
@@ -245,7 +245,12 @@ Value expandTanh(F64Arith &a, Value x) {
 Value (*expansionOf(Operation *op))(F64Arith &, Value) {
   if (op->getNumResults() != 1)
     return nullptr;
-  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  // Scalars and vectors only: the pass runs after bufferization, and a
+  // math op on a tensor (elementwise) is left as it is.
+  Type type = op->getResult(0).getType();
+  if (!isa<FloatType, VectorType>(type))
+    return nullptr;
+  Type element = getElementTypeOrSelf(type);
   if (!element.isF64() && !element.isF32())
     return nullptr;
   if (isa<math::ExpOp>(op))

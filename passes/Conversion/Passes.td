@@ -448,7 +448,7 @@ def SoacExpandF64Math : Pass<"soac-expand-f64-math"> {
     scaling by a power of two built from its bits, in f64: plain
     arithmetic, which LLVM's loop vectorizer vectorizes with the rest of the
     loop. f32 arguments are widened to f64 and the results rounded back.
-    f64 results are within 1 ulp of libm's (3 for tanh); special values
+    f64 results are within 2 ulp of libm's (4 for tanh); special values
     (zeros, infinities, NaN, subnormals, overflow and underflow) are libm's.
     Other types and functions are left to the usual lowering. The CPU
     pipeline runs it before the math functions are lowered to LLVM

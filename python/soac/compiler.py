@@ -141,7 +141,7 @@ class CpuOptions:
     then reads or writes outside its buffer. ``vector_math=False`` computes
     exp, log and tanh of float64 and float32 by calls of the C library
     (libm) instead of soac's own float64 arithmetic, which vectorizes with
-    the loops around it and is within 1 ulp of libm's for float64 (3 for
+    the loops around it and is within 2 ulp of libm's for float64 (4 for
     tanh; docs/sharp_bits.md)."""
 
     TARGET: ClassVar[str] = "cpu"

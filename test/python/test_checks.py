@@ -528,3 +528,32 @@ def test_the_interpreter_runs_size_checks_of_checked_ir():
         assert soac.interpret(module, "f", 4) == 4
         with pytest.raises(soac.Error, match=r"^-:\d+:\d+: 'tensor\.cast': dimension 0 of the source has size 3, but the result type has 4$"):
             soac.interpret(module, "f", 3)
+
+
+STACKED_BATCH = """
+func.func @stacked(%h: tensor<?xf64>, %starts: tensor<?xindex>, %is: tensor<?xindex>, %vs: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %reads:2 = soac.map ins(%starts : tensor<?xindex>) -> tensor<?x?xindex>, tensor<?x?xf64> {
+  ^bb0(%s: index):
+    soac.yield %is, %vs : tensor<?xindex>, tensor<?xf64>
+  }
+  %i = tensor.collapse_shape %reads#0 [[0, 1]] : tensor<?x?xindex> into tensor<?xindex>
+  %v = tensor.collapse_shape %reads#1 [[0, 1]] : tensor<?x?xf64> into tensor<?xf64>
+  %r = soac.reduce_by_index dest(%h : tensor<?xf64>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+"""
+
+
+def test_stacked_batches_need_as_many_values_as_indices():
+    """A reduce_by_index of a map's stacked rows reads each row's indices and
+    values together: fewer values than indices must not be read past."""
+    stacked = soac.compile(STACKED_BATCH, "stacked")
+    h, starts = np.zeros(4), np.arange(3, dtype=np.intp)
+    np.testing.assert_array_equal(stacked(h, starts, np.array([0, 2], np.intp), np.array([1.0, 2.0])), [3.0, 0, 6.0, 0])
+    with pytest.raises(soac.Error, match=r"^stacked: -:10:\d+: indices and values of a batch have different sizes$"):
+        stacked(h, starts, np.array([0, 2, 3], np.intp), np.array([1.0, 2.0]))

@@ -31,12 +31,14 @@ SPECIAL = np.array([
     -708.39, -708.4, -744.44, -745.13, -745.14, -746.0, -1e300,  # exp underflow and subnormal results
     1.0, -1.0, 2.0, 0.5, np.sqrt(2.0), np.sqrt(0.5), 1 - 2**-53, 1 + 2**-52,  # log near its reduction edges
     0.17, -0.17, np.nextafter(0.17, 0), 22.0, -22.0, 19.0, 1e-300, -1e-300,  # tanh's branches
+    0.3491583905756417, 227.71440614203686, 0.19002899036010845, 0.20524165416377338,  # the worst errors found
 ])
 
-# Largest error measured against numpy's functions (within an ulp) over
-# the samples below: exp and log 1 ulp, tanh 3 ulp between 0.17 and 0.5
-# (t / (t + 2) with t = e^2x - 1), 1 ulp elsewhere.
-MAX_ULPS = {"exp": 1.0, "log": 1.0, "tanh": 3.0}
+# Largest error against numpy's functions (themselves within an ulp), over
+# 16 million samples: exp 2 ulp (1 on all but a few inputs in a million),
+# log 1 ulp, tanh 4 ulp between 0.17 and 0.6 (t / (t + 2) with
+# t = e^2x - 1), 1 ulp elsewhere. The worst inputs found are among SPECIAL.
+MAX_ULPS = {"exp": 2.0, "log": 1.0, "tanh": 4.0}
 
 
 def samples() -> np.ndarray:

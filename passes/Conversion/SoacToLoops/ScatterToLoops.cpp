@@ -212,6 +212,15 @@ SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
     return Value(tensor::CollapseShapeOp::create(b, row, groups));
   });
   Value size = tensor::DimOp::create(b, rows.front(), 0);
+  // Indices and values come in pairs: a batch with more of one than of the
+  // other would read past the shorter.
+  for (Value other : ArrayRef<Value>(rows).drop_front())
+    cf::AssertOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, size,
+                              tensor::DimOp::create(b, other, 0)),
+        checkMessage(b.getLoc(),
+                     "indices and values of a batch have different sizes"));
   return updateRows(
       b, size, bins, state,
       [&](ImplicitLocOpBuilder &jb, Value j) {

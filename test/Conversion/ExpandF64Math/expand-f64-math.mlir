@@ -80,9 +80,11 @@ func.func @f32_in_f64(%x: vector<8xf32>) -> vector<8xf32> {
 // CHECK: math.exp %{{.*}} : f16
 // CHECK: math.sin %{{.*}} : f64
 // CHECK: math.log1p %{{.*}} : f64
-func.func @left_alone(%x: f16, %y: f64) -> (f16, f64, f64) {
+// CHECK: math.exp %{{.*}} : tensor<4xf64>
+func.func @left_alone(%x: f16, %y: f64, %z: tensor<4xf64>) -> (f16, f64, f64, tensor<4xf64>) {
   %a = math.exp %x : f16
   %d = math.sin %y : f64
   %e = math.log1p %y : f64
-  return %a, %d, %e : f16, f64, f64
+  %f = math.exp %z : tensor<4xf64>
+  return %a, %d, %e, %f : f16, f64, f64, tensor<4xf64>
 }

@@ -365,6 +365,33 @@ func.func @stacked_elements(%h: tensor<?xf64>, %x: tensor<?xf64>) -> tensor<?xf6
 
 // -----
 
+// A batch whose indices and values come from different places is read back
+// row by row, after checking that there are as many values as indices.
+// CHECK-LABEL: func.func @stacked_batch_sizes_checked
+// CHECK: scf.for
+// CHECK: %[[NI:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xindex>
+// CHECK: %[[NV:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xf64>
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[NI]], %[[NV]]
+// CHECK: cf.assert %[[SAME]], "{{.*}}indices and values of a batch have different sizes"
+// CHECK: scf.for
+func.func @stacked_batch_sizes_checked(%h: tensor<?xf64>, %starts: tensor<?xindex>, %is: tensor<?xindex>, %vs: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %reads:2 = soac.map ins(%starts : tensor<?xindex>) -> tensor<?x?xindex>, tensor<?x?xf64> {
+  ^bb0(%s: index):
+    soac.yield %is, %vs : tensor<?xindex>, tensor<?xf64>
+  }
+  %i = tensor.collapse_shape %reads#0 [[0, 1]] : tensor<?x?xindex> into tensor<?xindex>
+  %v = tensor.collapse_shape %reads#1 [[0, 1]] : tensor<?x?xf64> into tensor<?xf64>
+  %r = soac.reduce_by_index dest(%h : tensor<?xf64>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @iota
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8xi32>)
