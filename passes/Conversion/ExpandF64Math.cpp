@@ -39,16 +39,20 @@ constexpr double kLog2E = 1.4426950408889634074;
 constexpr double kLn2High = 6.93147180369123816490e-01;
 constexpr double kLn2Low = 1.90821492927058770002e-10;
 
+/// A scalar `element`, or a vector of them shaped like `type` when it is a
+/// vector.
+Type withElement(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
+
 /// Element-wise arithmetic on f64 or a vector of f64 (`type`), with the i64
 /// (or vector of i64) of the same shape for bit manipulation.
 class F64Arith {
 public:
-  F64Arith(ImplicitLocOpBuilder &b, Type type) : b(b), type(type) {
-    Type i64 = b.getI64Type();
-    intType = isa<VectorType>(type)
-                  ? Type(cast<VectorType>(type).clone(i64))
-                  : i64;
-  }
+  F64Arith(ImplicitLocOpBuilder &b, Type type)
+      : b(b), type(type), intType(withElement(type, b.getI64Type())) {}
 
   Value constant(double value) {
     return constantOf(type, b.getF64FloatAttr(value));
@@ -82,8 +86,8 @@ public:
         b.getContext(), arith::FastMathFlags::contract);
     SmallVector<Value> terms = llvm::map_to_vector(
         coefficients, [&](double c) { return constant(c); });
-    for (Value power = x; terms.size() > 1;
-         power = arith::MulFOp::create(b, power, power)) {
+    Value power = x;
+    while (terms.size() > 1) {
       SmallVector<Value> paired;
       for (size_t i = 0; i < terms.size(); i += 2)
         paired.push_back(
@@ -94,6 +98,8 @@ public:
                       arith::MulFOp::create(b, power, terms[i + 1], contract),
                       contract)));
       terms = std::move(paired);
+      if (terms.size() > 1)
+        power = arith::MulFOp::create(b, power, power);
     }
     return terms.front();
   }
@@ -159,9 +165,7 @@ Value expandLog(F64Arith &a, Value x) {
   Value subnormal =
       a.cmp(arith::CmpFPredicate::OLT, x, a.constant(0x1p-1022));
   Value normal = a.select(subnormal, a.mul(x, a.constant(0x1p54)), x);
-  Value bias =
-      arith::SelectOp::create(b, subnormal, a.integer(1023 + 54),
-                              a.integer(1023));
+  Value bias = a.select(subnormal, a.integer(1023 + 54), a.integer(1023));
   Value bits = arith::BitcastOp::create(b, a.intType, normal);
   Value exponentBits = arith::ShRUIOp::create(b, bits, a.integer(52));
   Value exponent = arith::SubIOp::create(b, exponentBits, bias);
@@ -170,9 +174,8 @@ Value expandLog(F64Arith &a, Value x) {
   // x = 2^e · m with m in [√2/2, √2): mantissas above √2's are halved.
   Value aboveSqrt2 = arith::CmpIOp::create(
       b, arith::CmpIPredicate::ugt, mantissaBits, a.integer(0x6a09e667f3bcdLL));
-  Value halfExponent = arith::SelectOp::create(
-      b, aboveSqrt2, a.integer(0x3fe0000000000000LL),
-      a.integer(0x3ff0000000000000LL));
+  Value halfExponent = a.select(aboveSqrt2, a.integer(0x3fe0000000000000LL),
+                                a.integer(0x3ff0000000000000LL));
   Value m = arith::BitcastOp::create(
       b, a.type, arith::OrIOp::create(b, mantissaBits, halfExponent));
   Value e = arith::SIToFPOp::create(
@@ -219,7 +222,7 @@ Value expandTanh(F64Arith &a, Value x) {
   Value scale = a.powerOfTwo(arith::FPToSIOp::create(a.b, a.intType, k));
   Value t = a.add(a.mul(scale, expm1), a.sub(scale, a.constant(1.0)));
   Value large = a.div(t, a.add(t, a.constant(2.0)));
-  // Below 0.17, where that quotient's roundings would come to 4 ulp, the
+  // Below 0.17, where that quotient's roundings reached 3 ulp, the
   // odd Taylor series (terms to x^21, the next below 2^-60 of the result).
   static constexpr double kTanhSeries[] = {
       -1.0 / 3,
@@ -262,20 +265,13 @@ Value (*expansionOf(Operation *op))(F64Arith &, Value) {
   return nullptr;
 }
 
-/// `type` (f32, f64 or a vector of them) with f64 elements.
-Type withF64Elements(Type type, Builder &b) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    return vector.clone(b.getF64Type());
-  return b.getF64Type();
-}
-
 /// `op` expanded in f64: an f32 argument is widened first and the result
 /// rounded back, which is about as exact as f32 results can be (the f64
 /// result's error is far below half an f32 ulp).
 Value expand(Operation *op, ImplicitLocOpBuilder &b) {
   Value argument = op->getOperand(0);
   Type type = argument.getType();
-  Type wide = withF64Elements(type, b);
+  Type wide = withElement(type, b.getF64Type());
   if (wide != type)
     argument = arith::ExtFOp::create(b, wide, argument);
   F64Arith arithmetic(b, wide);

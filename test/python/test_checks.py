@@ -555,5 +555,5 @@ def test_stacked_batches_need_as_many_values_as_indices():
     stacked = soac.compile(STACKED_BATCH, "stacked")
     h, starts = np.zeros(4), np.arange(3, dtype=np.intp)
     np.testing.assert_array_equal(stacked(h, starts, np.array([0, 2], np.intp), np.array([1.0, 2.0])), [3.0, 0, 6.0, 0])
-    with pytest.raises(soac.Error, match=r"^stacked: -:10:\d+: indices and values of a batch have different sizes$"):
+    with pytest.raises(soac.Error, match=r"^stacked: -:10:\d+: 'soac.reduce_by_index': operands have different outer sizes$"):
         stacked(h, starts, np.array([0, 2, 3], np.intp), np.array([1.0, 2.0]))

@@ -164,15 +164,15 @@ elementsOf(ArrayRef<Value> tensors) {
   return elements;
 }
 
-/// Updates `state` from `batch` (indices, values...), whose first
-/// `batchRank` dimensions hold its rows. A batch computed by a map in the
+/// Updates `state` from `batch` (indices, values...) of `histogram`, whose
+/// first `batchRank` dimensions hold its rows. A batch computed by a map in the
 /// same block is added as its rows are computed (recursively: a map of maps
 /// yields batches of batches), and one built by tensor.from_elements
 /// element by element, so a nested read's (index, value) pairs never go
 /// through memory; any other batch is read back row by row.
 SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
-                            ArrayRef<Value> batch, int64_t batchRank,
-                            Value bins, ValueRange state,
+                            Operation *histogram, ArrayRef<Value> batch,
+                            int64_t batchRank, Value bins, ValueRange state,
                             IndexedUpdate update) {
   if (batchRank == 0)
     return updateOne(b, batch, bins, state, update);
@@ -185,8 +185,8 @@ SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
         b, map, mapRows, read, state,
         [&](ImplicitLocOpBuilder &ib, ArrayRef<Value> rows,
             ValueRange carried) {
-          return addBatch(rewriter, ib, rows, batchRank - 1, bins, carried,
-                          update);
+          return addBatch(rewriter, ib, histogram, rows, batchRank - 1, bins,
+                          carried, update);
         });
     replaceAndEraseFused(rewriter, map, {}, mapRows);
     return updated;
@@ -211,21 +211,13 @@ SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
       groups.push_back({d});
     return Value(tensor::CollapseShapeOp::create(b, row, groups));
   });
-  Value size = tensor::DimOp::create(b, rows.front(), 0);
-  // Indices and values come in pairs: a batch with more of one than of the
-  // other would read past the shorter.
-  for (Value other : ArrayRef<Value>(rows).drop_front())
-    cf::AssertOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, size,
-                              tensor::DimOp::create(b, other, 0)),
-        checkMessage(b.getLoc(),
-                     "indices and values of a batch have different sizes"));
+  // Read as the histogram's own operands are: their sizes compared first
+  // (a batch with fewer values than indices would be read past its end).
+  RowReader batchRows(rows, histogram);
   return updateRows(
-      b, size, bins, state,
+      b, batchRows.size(b), bins, state,
       [&](ImplicitLocOpBuilder &jb, Value j) {
-        return llvm::map_to_vector(
-            rows, [&](Value tensor) { return extractRow(jb, tensor, j); });
+        return batchRows.rowsAt(jb, j);
       },
       update);
 }
@@ -291,8 +283,8 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
           b, map, mapRows, results, histogram.getDests(),
           [&](ImplicitLocOpBuilder &ib, ArrayRef<Value> batch,
               ValueRange state) {
-            return addBatch(rewriter, ib, batch, batchRank, bins, state,
-                            update);
+            return addBatch(rewriter, ib, histogram, batch, batchRank, bins,
+                            state, update);
           });
       rewriter.replaceOp(histogram, written);
       for (tensor::CollapseShapeOp collapse : collapses)

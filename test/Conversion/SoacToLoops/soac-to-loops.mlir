@@ -372,7 +372,7 @@ func.func @stacked_elements(%h: tensor<?xf64>, %x: tensor<?xf64>) -> tensor<?xf6
 // CHECK: %[[NI:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xindex>
 // CHECK: %[[NV:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xf64>
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[NI]], %[[NV]]
-// CHECK: cf.assert %[[SAME]], "{{.*}}indices and values of a batch have different sizes"
+// CHECK: cf.assert %[[SAME]], "{{.*}}'soac.reduce_by_index': operands have different outer sizes"
 // CHECK: scf.for
 func.func @stacked_batch_sizes_checked(%h: tensor<?xf64>, %starts: tensor<?xindex>, %is: tensor<?xindex>, %vs: tensor<?xf64>) -> tensor<?xf64> {
   %zero = arith.constant 0.0 : f64
