@@ -210,8 +210,10 @@ const char *soac_call_checked(void (*packed)(void **), void **args) {
   atomic_flag_clear(&call->lock);
   current = call;
   parallel_depth = 0;
-  if (!setjmp(call->stop))
+  if (!setjmp(call->stop)) {
     packed(args);
+    soac_call_finish();
+  }
   current = outer;
   parallel_depth = outer_depth;
   last_failure = atomic_load(&call->failure);

@@ -13,9 +13,15 @@
  *    write buffers (docs/gpu.md lists what does).
  *
  * Kernels run on one stream per thread: the caller's (soac_gpu_set_stream),
- * or one the runtime creates once. Launches stay synchronous (compiled code
- * waits for each kernel), so a caller may time a call with events recorded on
- * its stream around it.
+ * or one the runtime creates once. In managed memory compiled code waits for
+ * each kernel, since its host part may read any buffer next. In device memory
+ * it does not: kernels, stream-ordered allocations and frees and copies
+ * between buffers queue on the stream in program order, and the host waits
+ * only where it reads or writes a buffer (soac_gpu_copy), reads the record of
+ * failed checks (soac_wait_for_kernels) and when a checked call returns
+ * (soac_call_finish). Either way a call made through soac_call_checked has
+ * finished its kernels when it returns, so a caller may time it with events
+ * recorded on its stream around it.
  *
  * The CUDA driver (libcuda.so.1) is opened at run time, so that a library
  * compiled by soac loads anywhere and needs nothing but the driver on a GPU
@@ -51,7 +57,26 @@ enum {
   CU_MEM_ATTACH_GLOBAL = 1,
   CU_STREAM_NON_BLOCKING = 1,
   CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
-  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+  CU_MEMORYTYPE_UNIFIED = 4
+};
+
+/* cuda.h's CUDA_MEMCPY2D: `Height` rows of `WidthInBytes` bytes, `Pitch`
+ * bytes apart, from one address to another. */
+struct Memcpy2D {
+  size_t srcXInBytes, srcY;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
 };
 
 /* The driver functions used, resolved once. */
@@ -72,6 +97,7 @@ static struct {
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);
   CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*memcpy2DAsync)(const struct Memcpy2D *, CUstream);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
   /* Stream-ordered allocation (CUDA 11.2 drivers and later): null where the
@@ -137,6 +163,7 @@ static int ready(void) {
     RESOLVE(memAllocManaged, "cuMemAllocManaged");
     RESOLVE(memFree, "cuMemFree_v2");
     RESOLVE(memcpyAsync, "cuMemcpyAsync");
+    RESOLVE(memcpy2DAsync, "cuMemcpy2DAsync_v2");
     RESOLVE(getErrorName, "cuGetErrorName");
     RESOLVE(pointerGetAttribute, "cuPointerGetAttribute");
 #undef RESOLVE
@@ -270,13 +297,12 @@ void soac_gpu_free(void *pointer) {
     check(cu.memFreeAsync(address, currentStream()), "cuMemFreeAsync");
     return;
   }
-  /* A buffer freed while a kernel still reads it would fault: launches are
-   * synchronous, so nothing is running here. */
+  /* Managed memory: cuMemFree waits for the device to be idle first. */
   check(cu.memFree(address), "cuMemFree");
 }
 
-/* What host code compiled with soac-host-buffer-copies calls for each read,
- * write or copy of a buffer: `bytes` from `from` to `to`, each device,
+/* What host code compiled with soac-host-buffer-copies calls for each read
+ * or write of a buffer by the host: `bytes` from `from` to `to`, each device,
  * managed or host memory (unified addressing), ordered after the kernels
  * of the thread's stream and finished on return. */
 void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
@@ -289,6 +315,77 @@ void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
         "cuMemcpyAsync");
   check(cu.streamSynchronize(stream), "cuStreamSynchronize (a copy failed)");
 }
+
+/* ... and for each copy from one GPU buffer to another: queued on the
+ * thread's stream after the kernels before it and before those after it,
+ * with nothing for the host to wait for. */
+void soac_gpu_copy_buffers(int64_t to, int64_t from, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  require("copying a buffer");
+  check(cu.memcpyAsync((CUdeviceptr)to, (CUdeviceptr)from, (size_t)bytes,
+                       currentStream()),
+        "cuMemcpyAsync");
+}
+
+/* ... and for each copy between GPU buffers that are not both contiguous:
+ * `rank` sizes at `shape`, then the source's strides, then the target's (in
+ * elements); `to` and `from` address the first elements. Dimensions whose
+ * elements are contiguous on both sides merge into rows of one run of bytes;
+ * the next dimension outwards is a 2-D copy of those rows, and a host loop
+ * goes over the ones outside it. Queued on the stream, as above. */
+void soac_gpu_copy_strided(int64_t to, int64_t from, int64_t elementBytes,
+                           int64_t rank, const int64_t *shape) {
+  const int64_t *sizes = shape, *fromStrides = shape + rank,
+                *toStrides = shape + 2 * rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] <= 0)
+      return;
+  require("copying a buffer");
+  /* The innermost dimensions that continue the run on both sides. */
+  int64_t inner = rank, run = elementBytes;
+  while (inner > 0 && (sizes[inner - 1] == 1 ||
+                       (fromStrides[inner - 1] * elementBytes == run &&
+                        toStrides[inner - 1] * elementBytes == run)))
+    run *= sizes[--inner];
+  if (inner == 0) {
+    soac_gpu_copy_buffers(to, from, run);
+    return;
+  }
+  int64_t rows = inner - 1, outer = 1;
+  for (int64_t d = 0; d < rows; ++d)
+    outer *= sizes[d];
+  struct Memcpy2D copy = {0};
+  copy.srcMemoryType = copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.srcPitch = (size_t)(fromStrides[rows] * elementBytes);
+  copy.dstPitch = (size_t)(toStrides[rows] * elementBytes);
+  copy.WidthInBytes = (size_t)run;
+  copy.Height = (size_t)sizes[rows];
+  for (int64_t flat = 0; flat < outer; ++flat) {
+    int64_t rest = flat, fromOffset = 0, toOffset = 0;
+    for (int64_t d = rows - 1; d >= 0; --d) {
+      fromOffset += rest % sizes[d] * fromStrides[d];
+      toOffset += rest % sizes[d] * toStrides[d];
+      rest /= sizes[d];
+    }
+    copy.srcDevice = (CUdeviceptr)(from + fromOffset * elementBytes);
+    copy.dstDevice = (CUdeviceptr)(to + toOffset * elementBytes);
+    check(cu.memcpy2DAsync(&copy, currentStream()), "cuMemcpy2DAsync");
+  }
+}
+
+/* Waits for everything queued on this thread's stream; a kernel that
+ * faulted stops the call. Host code calls it before reading the record of
+ * failed checks (soac-lower-kernel-checks). */
+void soac_wait_for_kernels(void) {
+  if (state == 1)
+    check(cu.streamSynchronize(currentStream()),
+          "cuStreamSynchronize (a kernel failed)");
+}
+
+/* soac_calls.c: the end of a checked call. Its results are complete when
+ * it returns, and a kernel that faulted fails the call that launched it. */
+void soac_call_finish(void) { soac_wait_for_kernels(); }
 
 /*===- Allocation functions of compiled code --------------------------------===*/
 
@@ -387,7 +484,13 @@ void *mgpuStreamCreate(void) {
 
 void mgpuStreamDestroy(void *stream) { (void)stream; }
 
+/* What gpu-to-llvm calls after each launch. In device memory the host
+ * reaches buffers only through the runtime, which waits where it must, so
+ * the launch stays in flight and the next one queues behind it; in managed
+ * memory the host may read any buffer next, so it waits here. */
 void mgpuStreamSynchronize(void *stream) {
+  if (memoryKind == SOAC_MEMORY_DEVICE)
+    return;
   check(cu.streamSynchronize(stream), "cuStreamSynchronize (a kernel failed)");
 }
 

@@ -25,8 +25,15 @@ using namespace mlir;
 namespace {
 
 /// runtime/soac_cuda_runtime.c: copies `bytes` from `from` to `to`, any
-/// of them device, managed or host memory, after the kernels before it.
+/// of them device, managed or host memory, after the kernels before it, and
+/// waits for it (the host reads or writes one side).
 constexpr llvm::StringLiteral kCopy = "soac_gpu_copy";
+/// The same between two GPU buffers, queued on the stream: the host waits
+/// for nothing.
+constexpr llvm::StringLiteral kCopyBuffers = "soac_gpu_copy_buffers";
+/// Between two GPU buffers not both contiguous: (to, from, element bytes,
+/// rank, the address of the sizes and both sides' strides), queued too.
+constexpr llvm::StringLiteral kCopyStrided = "soac_gpu_copy_strided";
 
 /// Arguments of private functions that every call passes a host buffer.
 using HostArguments = llvm::DenseSet<Value>;
@@ -169,8 +176,9 @@ Value i64Constant(ImplicitLocOpBuilder &b, int64_t value) {
   return arith::ConstantIntOp::create(b, b.getI64Type(), value);
 }
 
-void callCopy(ImplicitLocOpBuilder &b, Value to, Value from, Value bytes) {
-  func::CallOp::create(b, kCopy, TypeRange{}, ValueRange{to, from, bytes});
+void callCopy(ImplicitLocOpBuilder &b, Value to, Value from, Value bytes,
+              StringRef copy = kCopy) {
+  func::CallOp::create(b, copy, TypeRange{}, ValueRange{to, from, bytes});
 }
 
 /// A rank-0 stack buffer of `element` at the start of `function` (not in a
@@ -219,7 +227,15 @@ bool contiguous(MemRefType type) {
          strides[0] == 1;
 }
 
-void rewriteCopy(memref::CopyOp copy, int64_t bytes) {
+bool bothContiguous(memref::CopyOp copy) {
+  return contiguous(cast<MemRefType>(copy.getSource().getType())) &&
+         contiguous(cast<MemRefType>(copy.getTarget().getType()));
+}
+
+/// `copy` by the runtime: between two GPU buffers (neither host-addressable)
+/// it is queued, else waited for. Returns the runtime function it calls.
+StringRef rewriteCopy(memref::CopyOp copy, int64_t bytes,
+                      const HostArguments &host) {
   ImplicitLocOpBuilder b(copy.getLoc(), copy);
   Value source = copy.getSource();
   Value count = arith::ConstantIndexOp::create(b, bytes);
@@ -228,8 +244,39 @@ void rewriteCopy(memref::CopyOp copy, int64_t bytes) {
     count = arith::MulIOp::create(b, count,
                                   memref::DimOp::create(b, source, d));
   Value size = arith::IndexCastOp::create(b, b.getI64Type(), count);
+  bool betweenBuffers = !hostAddressable(source, host) &&
+                        !hostAddressable(copy.getTarget(), host);
+  StringRef function = betweenBuffers ? kCopyBuffers : kCopy;
   callCopy(b, address(b, copy.getTarget(), {}, bytes),
-           address(b, source, {}, bytes), size);
+           address(b, source, {}, bytes), size, function);
+  copy.erase();
+  return function;
+}
+
+/// `copy` between GPU buffers not both contiguous, by the runtime: their
+/// sizes and strides go in a stack buffer at the function's entry.
+void rewriteStridedCopy(func::FuncOp function, memref::CopyOp copy,
+                        int64_t bytes) {
+  ImplicitLocOpBuilder b(copy.getLoc(), copy);
+  int64_t rank = cast<MemRefType>(copy.getSource().getType()).getRank();
+  OpBuilder entry = OpBuilder::atBlockBegin(&function.getBody().front());
+  Value shape = memref::AllocaOp::create(
+      entry, copy.getLoc(), MemRefType::get({3 * rank}, b.getI64Type()));
+  auto from = memref::ExtractStridedMetadataOp::create(b, copy.getSource());
+  auto to = memref::ExtractStridedMetadataOp::create(b, copy.getTarget());
+  SmallVector<Value> words(from.getSizes());
+  llvm::append_range(words, from.getStrides());
+  llvm::append_range(words, to.getStrides());
+  for (auto [i, word] : llvm::enumerate(words))
+    memref::StoreOp::create(
+        b, arith::IndexCastOp::create(b, b.getI64Type(), word), shape,
+        ValueRange{arith::ConstantIndexOp::create(b, i)});
+  func::CallOp::create(
+      b, kCopyStrided, TypeRange{},
+      ValueRange{address(b, copy.getTarget(), {}, bytes),
+                 address(b, copy.getSource(), {}, bytes),
+                 i64Constant(b, bytes), i64Constant(b, rank),
+                 stageAddress(b, shape)});
   copy.erase();
 }
 
@@ -250,7 +297,7 @@ struct SoacHostBufferCopiesPass
       if (!function.isExternal())
         moveScratchToStack(function, module);
     HostArguments host = hostArguments(module);
-    bool copied = false;
+    llvm::SmallSetVector<StringRef, 2> called;
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
@@ -265,34 +312,45 @@ struct SoacHostBufferCopiesPass
         if (auto store = dyn_cast<memref::StoreOp>(op);
             store && !hostAddressable(store.getMemRef(), host))
           accesses.push_back(op);
-        if (auto copy = dyn_cast<memref::CopyOp>(op);
-            copy && contiguous(cast<MemRefType>(copy.getSource().getType())) &&
-            contiguous(cast<MemRefType>(copy.getTarget().getType())) &&
-            !(hostAddressable(copy.getSource(), host) &&
-              hostAddressable(copy.getTarget(), host)))
-          accesses.push_back(op);
+        if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+          bool sourceOnHost = hostAddressable(copy.getSource(), host);
+          bool targetOnHost = hostAddressable(copy.getTarget(), host);
+          // A strided copy with a side on the host stays memrefCopy.
+          if (bothContiguous(copy) ? !(sourceOnHost && targetOnHost)
+                                   : !(sourceOnHost || targetOnHost))
+            accesses.push_back(op);
+        }
       });
       for (Operation *op : accesses) {
         Type element = accessed(op).getElementType();
         std::optional<int64_t> bytes = elementBytes(element);
         if (!bytes)
           continue;
-        copied = true;
         if (auto load = dyn_cast<memref::LoadOp>(op))
           rewriteLoad(function, load, *bytes);
         else if (auto store = dyn_cast<memref::StoreOp>(op))
           rewriteStore(function, store, *bytes);
-        else
-          rewriteCopy(cast<memref::CopyOp>(op), *bytes);
+        else if (auto copy = cast<memref::CopyOp>(op); bothContiguous(copy)) {
+          called.insert(rewriteCopy(copy, *bytes, host));
+          continue;
+        } else {
+          rewriteStridedCopy(function, copy, *bytes);
+          called.insert(kCopyStrided);
+          continue;
+        }
+        called.insert(kCopy);
       }
     }
-    if (!copied || module.lookupSymbol(kCopy))
-      return;
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Type i64 = b.getI64Type();
-    auto declaration = func::FuncOp::create(
-        b, module.getLoc(), kCopy, b.getFunctionType({i64, i64, i64}, {}));
-    declaration.setPrivate();
+    for (StringRef copy : called) {
+      if (module.lookupSymbol(copy))
+        continue;
+      SmallVector<Type> arguments(copy == kCopyStrided ? 5 : 3, i64);
+      func::FuncOp::create(b, module.getLoc(), copy,
+                           b.getFunctionType(arguments, {}))
+          .setPrivate();
+    }
   }
 };
 

@@ -6,8 +6,10 @@
 // calling thread (soac_failure_record): the number of the launch's first
 // failed check (0: none), then its two values (an index and its size).
 // Threads race for the first word with a compare-and-swap; the winner writes
-// the values. The host reads the record once the launch has finished (a
-// launch without an async token is synchronous), so no fence is needed.
+// the values. The host reads the record once the launch has finished: it
+// first waits for the kernels of its stream (soac_wait_for_kernels; in
+// device memory the runtime leaves other launches in flight), so no fence is
+// needed.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Conversion/Passes.h"
@@ -131,6 +133,8 @@ void reportAfter(Runtime &runtime, gpu::LaunchOp launch, Value record,
                  ArrayRef<KernelCheck> checks) {
   ImplicitLocOpBuilder b(launch.getLoc(), launch->getBlock(),
                          std::next(launch->getIterator()));
+  LLVM::CallOp::create(b, runtime.function("soac_wait_for_kernels", {}),
+                       ValueRange{});
   Type i64 = b.getI64Type();
   Value failedCheck = LLVM::LoadOp::create(b, i64, record);
   Value failed =

@@ -519,7 +519,12 @@ def SoacHostBufferCopies : Pass<"soac-host-buffer-copies", "mlir::ModuleOp"> {
       then a load of the stack buffer;
     - `memref.store %v, %buf[%i]`: a store into a stack buffer, then a copy
       of it to the element;
-    - `memref.copy` between contiguous buffers: one copy of the whole.
+    - `memref.copy` between contiguous buffers: one copy of the whole, by
+      `soac_gpu_copy` where one side is host memory (the stack, a global),
+      else by `soac_gpu_copy_buffers`, which queues it on the stream after
+      the kernels before it and does not wait.
+
+    `soac_gpu_copy` waits for the copy: the host reads or writes one side.
 
     ```mlir
     %v = memref.load %r[%c0] : memref<1xf32>

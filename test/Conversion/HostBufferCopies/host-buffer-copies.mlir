@@ -46,14 +46,17 @@ func.func @write(%v: f64) -> memref<3xf64> {
 
 // -----
 
-// A copy between contiguous buffers: one copy of all their bytes.
+// A copy between contiguous GPU buffers: one copy of all their bytes,
+// queued on the stream (the host waits for nothing).
 // CHECK-LABEL: func.func @copy
 // CHECK: %[[BYTES:.*]] = arith.constant 8 : index
 // CHECK: %[[DIM:.*]] = memref.dim %arg0, %{{.*}} : memref<?xi64>
 // CHECK: %[[COUNT:.*]] = arith.muli %[[BYTES]], %[[DIM]]
 // CHECK: %[[SIZE:.*]] = arith.index_cast %[[COUNT]] : index to i64
-// CHECK: call @soac_gpu_copy(%{{.*}}, %{{.*}}, %[[SIZE]])
+// CHECK: call @soac_gpu_copy_buffers(%{{.*}}, %{{.*}}, %[[SIZE]])
 // CHECK-NOT: memref.copy
+// CHECK: func.func private @soac_gpu_copy_buffers(i64, i64, i64)
+// CHECK-NOT: func.func private @soac_gpu_copy(
 func.func @copy(%a: memref<?xi64>, %b: memref<?xi64>) {
   memref.copy %a, %b : memref<?xi64> to memref<?xi64>
   return
@@ -61,21 +64,60 @@ func.func @copy(%a: memref<?xi64>, %b: memref<?xi64>) {
 
 // -----
 
-// Left alone: the stack, buffers of i1, strided copies (memrefCopy), kernels.
+// A copy from host memory (the stack) into a GPU buffer: waited for, as the
+// host may write its side again next.
+// CHECK-LABEL: func.func @copy_from_host
+// CHECK: call @soac_gpu_copy(
+// CHECK-NOT: soac_gpu_copy_buffers
+// CHECK-NOT: memref.copy
+func.func @copy_from_host(%b: memref<4xf32>) {
+  %stack = memref.alloca() : memref<4xf32>
+  memref.copy %stack, %b : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// A copy between GPU buffers that are not contiguous (a slice of rows): the
+// runtime's strided copy, given the sizes, then the source's and the
+// target's strides, in a stack buffer made at the entry.
+// CHECK-LABEL: func.func @strided_copy
+// CHECK-SAME: (%[[SRC:.*]]: memref<?x?xf64>, %[[DST:.*]]: memref<?x?xf64, strided<[?, 1], offset: ?>>)
+// CHECK: %[[SHAPE:.*]] = memref.alloca() : memref<6xi64>
+// CHECK: %{{.*}}, %{{.*}}, %[[SIZES:.*]]:2, %[[FROM:.*]]:2 = memref.extract_strided_metadata %[[SRC]]
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[TO:.*]]:2 = memref.extract_strided_metadata %[[DST]]
+// CHECK: %[[W0:.*]] = arith.index_cast %[[SIZES]]#0 : index to i64
+// CHECK: memref.store %[[W0]], %[[SHAPE]][%c0{{.*}}]
+// CHECK: %[[W5:.*]] = arith.index_cast %[[TO]]#1 : index to i64
+// CHECK: memref.store %[[W5]], %[[SHAPE]][%c5{{.*}}]
+// CHECK: call @soac_gpu_copy_strided(%{{.*}}, %{{.*}}, %c8_i64, %c2_i64, %{{.*}}) : (i64, i64, i64, i64, i64) -> ()
+// CHECK-NOT: memref.copy
+// CHECK: func.func private @soac_gpu_copy_strided(i64, i64, i64, i64, i64)
+func.func @strided_copy(%a: memref<?x?xf64>, %b: memref<?x?xf64, strided<[?, 1], offset: ?>>) {
+  memref.copy %a, %b : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// Left alone: the stack, buffers of i1, strided copies with a side on the
+// host (memrefCopy), kernels.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: soac_gpu_copy
 // CHECK: memref.load %{{.*}}[] : memref<f32>
 // CHECK: memref.load %arg0[%{{.*}}] : memref<?xi1>
-// CHECK: memref.copy %arg1, %arg2
+// CHECK: memref.copy %arg1, %[[VIEW:.*]] :
 // CHECK: gpu.launch
 // CHECK: memref.store
-func.func @left_alone(%flags: memref<?xi1>, %a: memref<?xf32, strided<[2]>>, %b: memref<?xf32, strided<[2]>>, %out: memref<?xf32>) -> (f32, i1) {
+func.func @left_alone(%flags: memref<?xi1>, %a: memref<2xf32, strided<[2]>>, %out: memref<?xf32>) -> (f32, i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %stack = memref.alloca() : memref<f32>
   %s = memref.load %stack[] : memref<f32>
   %f = memref.load %flags[%c0] : memref<?xi1>
-  memref.copy %a, %b : memref<?xf32, strided<[2]>> to memref<?xf32, strided<[2]>>
+  %row = memref.alloca() : memref<4xf32>
+  %b = memref.subview %row[0] [2] [2] : memref<4xf32> to memref<2xf32, strided<[2]>>
+  memref.copy %a, %b : memref<2xf32, strided<[2]>> to memref<2xf32, strided<[2]>>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
     memref.store %s, %out[%c0] : memref<?xf32>
     gpu.terminator

@@ -1,6 +1,7 @@
 // soac-lower-kernel-checks: a failed check in a kernel records itself in the
 // calling thread's failure record and skips what it guards; after the
-// launch, host code reports the recorded check (and clears the record).
+// launch, host code waits for the kernel, then reports the recorded check
+// (and clears the record).
 // RUN: soac-opt %s --soac-lower-kernel-checks --split-input-file | FileCheck %s
 
 // CHECK: llvm.mlir.global private constant @[[$MESSAGE:soac_check_[0-9]+]]("f.py:4:7: 'tensor.extract' dimension 0: index %lld is out of range for size %lld\00")
@@ -23,7 +24,9 @@
 // CHECK-NEXT: memref.store
 // CHECK-NEXT: }
 // CHECK: gpu.terminator
-// CHECK: %[[FAILED_CHECK:.*]] = llvm.load %[[RECORD]] : !llvm.ptr -> i64
+// CHECK: }
+// CHECK-NEXT: llvm.call @soac_wait_for_kernels() : () -> ()
+// CHECK-NEXT: %[[FAILED_CHECK:.*]] = llvm.load %[[RECORD]] : !llvm.ptr -> i64
 // CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[FAILED_CHECK]], %c0_i64{{.*}}
 // CHECK: scf.if %[[ANY]] {
 // CHECK: llvm.store %{{.*}}, %[[RECORD]]

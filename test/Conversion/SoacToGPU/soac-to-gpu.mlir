@@ -1,16 +1,32 @@
 // Each SOAC becomes kernels on buffers between to_buffer and to_tensor.
 // RUN: soac-opt %s --convert-soac-to-gpu --split-input-file | FileCheck %s
 
-// A map: one thread per row; the map feeding it is recomputed in its kernel.
+// A map: the map feeding it is recomputed in its kernel. Its body is
+// small, so each thread computes four rows, a block (256 threads) apart: it
+// reads all four (the ones past the end read the last row), then computes
+// and stores each that exists.
 // CHECK-LABEL: func.func @saxpy_of_squares
 // CHECK-DAG: %[[X:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK-DAG: %[[N:.*]] = tensor.dim %arg1
 // CHECK-DAG: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
-// CHECK: gpu.launch
+// CHECK: %[[THREADS:.*]] = arith.ceildivui %[[N]], %c4
+// CHECK: arith.ceildivui %[[THREADS]], %c256
+// CHECK: gpu.launch blocks(%[[BLOCK:.*]], %{{.*}}, %{{.*}}) in {{.*}} threads(%[[THREAD:.*]], %{{.*}}, %{{.*}}) in
+// CHECK: %[[ROWS:.*]] = arith.muli %[[BLOCK]], %c1024
+// CHECK: %[[FIRST:.*]] = arith.addi %[[ROWS]], %[[THREAD]]
 // CHECK: scf.if
+// CHECK: %[[LAST:.*]] = arith.subi %[[N]], %c1
+// CHECK: memref.load %[[X]][%[[FIRST]]]
+// CHECK: %[[SECOND:.*]] = arith.addi %[[FIRST]], %c256
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[SECOND]], %[[LAST]]
+// CHECK: memref.load %[[X]][%[[CLAMPED]]]
 // CHECK: memref.load %[[X]]
-// CHECK: arith.mulf
-// CHECK: arith.mulf
-// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: memref.load %[[X]]
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[FIRST]]]
+// CHECK: %[[EXISTS:.*]] = arith.cmpi ult, %[[SECOND]], %[[N]]
+// CHECK: scf.if %[[EXISTS]]
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[SECOND]]]
 // CHECK-NOT: gpu.launch
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 func.func @saxpy_of_squares(%a: f32, %x: tensor<?xf32>) -> tensor<?xf32> {
