@@ -206,6 +206,8 @@ def test_the_report_renders_every_section():
                 "managed": [{**run, "label": "n7"}], "device": [{**run, "label": "n7", "passed": False, "problem": "x | y"}]}},
             {"name": "adbench/GMM/gradient", "kind": "adbench", "host_accesses": ["llvm.load at here"],
              "modes": {"managed": [run]}},
+            # run in managed memory only, though its host code reads no buffer (the failure programs)
+            {"name": "failure/gather", "kind": "failure", "host_accesses": [], "modes": {"managed": [run]}},
         ],
         "bandwidth": [{"kernel": "sum", "mode": "device", "elements": 100, "bytes": 400, "ms": 0.5, "gb_s": 800.0,
                        "passed": True, "problem": None}],
@@ -220,6 +222,7 @@ def test_the_report_renders_every_section():
     text = report.markdown(results)
     assert "| suite/sum | 1/1 passed | **0/1 passed** | device n7: x \\| y |" in text
     assert "device memory not tried: host code touches buffers in 1 place(s), first llvm.load at here" in text
+    assert "| failure/gather | 1/1 passed | not run |  |" in text
     assert "| sum | device | 100 | 0.500 | 800 | 0.80 | passed |" in text
     assert "| adbench/GMM/gradient | small | 2.000 | – | 4.000 | – | 0.50 | – |  |" in text
     assert "ran as: JAX 0.0 (gpu)" in text

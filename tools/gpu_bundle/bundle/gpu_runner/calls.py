@@ -14,7 +14,10 @@ arguments once and fetches the results by explicit copies:
 
 Results are copied back with cuMemcpy (device or managed alike) and freed
 with the runtime's ``soac_gpu_free``. Kernels run on the runner's stream
-(``soac_gpu_set_stream``).
+(``soac_gpu_set_stream``). A direct call (not through the runtime's checked
+calls) returns once its work is queued: in device memory compiled code does
+not wait for its kernels, so the runner waits for its stream before it
+copies results back.
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ class DeviceFunction:
         specs = self.signature.results
         if self._struct is None:
             return () if not specs else (soac_runtime._scalar_result(raw, specs[0]),)
+        if copy:
+            self.driver.synchronize()  # the call's kernels may still be running
         arguments = {_address(v.allocated) for v in placed if isinstance(v, ctypes.Structure)}
         freed = set(arguments)
         values = []

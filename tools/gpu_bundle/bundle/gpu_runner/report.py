@@ -19,7 +19,7 @@ def _problems(entry: dict) -> str:
     if "build_error" in entry:
         return f"not built: {entry['build_error']}".replace("|", "\\|")
     found = [f"{mode} {r['label']}: {r['problem']}" for mode, runs in entry["modes"].items() for r in runs if not r["passed"]]
-    if "device" not in entry["modes"]:
+    if "device" not in entry["modes"] and entry["host_accesses"]:
         found.append(f"device memory not tried: host code touches buffers in {len(entry['host_accesses'])} place(s), "
                      f"first {entry['host_accesses'][0]}")
     return "; ".join(found).replace("|", "\\|").replace("\n", " ")
