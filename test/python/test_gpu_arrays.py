@@ -12,9 +12,6 @@ from __future__ import annotations
 import ctypes
 import gc
 import importlib.util
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -24,6 +21,7 @@ import soac
 from soac.runtime import abi, device
 
 from test_compile_gpu import gpu_status
+from conftest import run_on_stand_in_driver
 
 needs_gpu = pytest.mark.skipif(gpu_status() != "ready", reason=f"no GPU to run on: {gpu_status()}")
 
@@ -284,12 +282,7 @@ def test_whole_calls_against_the_stand_in_driver(fake_cuda_driver, tmp_path):
     """Device arrays in, DeviceArrays out, streams and events, with device
     memory being host memory: a buffer freed twice, or the caller's freed,
     would abort the child (glibc checks frees)."""
-    script = tmp_path / "calls.py"
-    script.write_text(CALLS)
-    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver), "MALLOC_CHECK_": "3"}
-    done = subprocess.run([sys.executable, str(script), os.path.dirname(__file__)],
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0 and "calls passed" in done.stdout, done.stdout + done.stderr
+    run_on_stand_in_driver(fake_cuda_driver, tmp_path, CALLS, "calls passed")
 
 
 # --- on a GPU, with the libraries that make GPU arrays --------------------------------

@@ -18,9 +18,6 @@ gpu_programs.checked_runs, which are checked here too)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -29,6 +26,7 @@ import pytest
 from soac.runtime.abi import IndexOutOfRangeError
 
 from gpu_programs import CHECKED_GATHERS, checked_runs, emulated
+from conftest import run_on_stand_in_driver
 
 rng = np.random.default_rng(3)
 
@@ -163,8 +161,4 @@ STAND_IN_CALLS = textwrap.dedent('''
 
 
 def test_gpu_calls_raise_and_free_instead_of_aborting(fake_cuda_driver, tmp_path):
-    script = tmp_path / "failures.py"
-    script.write_text(STAND_IN_CALLS)
-    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver), "MALLOC_CHECK_": "3"}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0 and "failures passed" in done.stdout, done.stdout + done.stderr
+    run_on_stand_in_driver(fake_cuda_driver, tmp_path, STAND_IN_CALLS, "failures passed")

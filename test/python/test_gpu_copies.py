@@ -4,9 +4,7 @@ buffers (soac-host-buffer-copies): run against the stand-in driver, whose
 device memory is host memory, and compared with numpy's assignment of the
 same views."""
 
-import os
-import subprocess
-import sys
+from conftest import run_on_stand_in_driver
 
 CHILD = r'''
 import ctypes, sys
@@ -66,8 +64,4 @@ print("copies passed")
 
 
 def test_strided_copies_between_buffers_match_numpy(fake_cuda_driver, tmp_path):
-    script = tmp_path / "copies.py"
-    script.write_text(CHILD)
-    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda_driver), "MALLOC_CHECK_": "3"}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0 and "copies passed" in done.stdout, done.stdout + done.stderr
+    run_on_stand_in_driver(fake_cuda_driver, tmp_path, CHILD, "copies passed")

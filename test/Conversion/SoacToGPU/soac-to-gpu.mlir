@@ -521,3 +521,58 @@ func.func @zeros(%n: index, %v: f64) -> tensor<?x3xf64> {
   %z = tensor.splat %v[%n] : tensor<?x3xf64>
   return %z : tensor<?x3xf64>
 }
+
+// -----
+
+// A map whose body is over 32 ops (bound by its arithmetic): one row per
+// thread, no row read twice.
+// CHECK-LABEL: func.func @long_map_body
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>)
+// CHECK: %[[N:.*]] = tensor.dim %[[X]]
+// CHECK: %[[THREADS:.*]] = arith.ceildivui %[[N]], %c1
+// CHECK: gpu.launch
+// CHECK: memref.load
+// CHECK-NOT: memref.load
+// CHECK-NOT: arith.minui
+// CHECK: memref.store
+// CHECK-NOT: memref.store
+// CHECK: gpu.terminator
+func.func @long_map_body(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v0: f32):
+    %v1 = arith.mulf %v0, %v0 : f32
+    %v2 = arith.mulf %v1, %v1 : f32
+    %v3 = arith.mulf %v2, %v2 : f32
+    %v4 = arith.mulf %v3, %v3 : f32
+    %v5 = arith.mulf %v4, %v4 : f32
+    %v6 = arith.mulf %v5, %v5 : f32
+    %v7 = arith.mulf %v6, %v6 : f32
+    %v8 = arith.mulf %v7, %v7 : f32
+    %v9 = arith.mulf %v8, %v8 : f32
+    %v10 = arith.mulf %v9, %v9 : f32
+    %v11 = arith.mulf %v10, %v10 : f32
+    %v12 = arith.mulf %v11, %v11 : f32
+    %v13 = arith.mulf %v12, %v12 : f32
+    %v14 = arith.mulf %v13, %v13 : f32
+    %v15 = arith.mulf %v14, %v14 : f32
+    %v16 = arith.mulf %v15, %v15 : f32
+    %v17 = arith.mulf %v16, %v16 : f32
+    %v18 = arith.mulf %v17, %v17 : f32
+    %v19 = arith.mulf %v18, %v18 : f32
+    %v20 = arith.mulf %v19, %v19 : f32
+    %v21 = arith.mulf %v20, %v20 : f32
+    %v22 = arith.mulf %v21, %v21 : f32
+    %v23 = arith.mulf %v22, %v22 : f32
+    %v24 = arith.mulf %v23, %v23 : f32
+    %v25 = arith.mulf %v24, %v24 : f32
+    %v26 = arith.mulf %v25, %v25 : f32
+    %v27 = arith.mulf %v26, %v26 : f32
+    %v28 = arith.mulf %v27, %v27 : f32
+    %v29 = arith.mulf %v28, %v28 : f32
+    %v30 = arith.mulf %v29, %v29 : f32
+    %v31 = arith.mulf %v30, %v30 : f32
+    %v32 = arith.mulf %v31, %v31 : f32
+    soac.yield %v32 : f32
+  }
+  return %r : tensor<?xf32>
+}
