@@ -71,7 +71,7 @@ def adbench_cases(sizes: list[str]):
 
 def program_cases(n: int, rng: np.random.Generator):
     """(name, checked call, unchecked call) for the SOAC benchmarks and gathers."""
-    from cpu_soacs import cases
+    from soac_cases import cases
 
     for name, function, args, *_ in cases(n, rng):
         checked, unchecked = (soac.compile(PROGRAMS, function, options=o) for o in (CHECKED, UNCHECKED))

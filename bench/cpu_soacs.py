@@ -14,54 +14,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 
 import numpy as np
 from common import ROOT, median_seconds, write_section
+from scaling_table import cpu_model
+from soac_cases import cases, relative_error
 
 import soac
 
 PROGRAMS = (ROOT / "examples" / "soacs.mlir").read_text()
-
-
-
-def scatter_numpy(dest, idx, x):
-    out = dest.copy()
-    out[idx] = x
-    return out
-
-
-def cases(n: int, rng: np.random.Generator):
-    x = rng.standard_normal(n).astype(np.float32)
-    y = rng.standard_normal(n).astype(np.float32)
-    bins = rng.integers(0, 1000, n)
-    permutation = rng.permutation(n).astype(np.int64)
-    dest = np.zeros(n, np.float32)
-    a = np.float32(2.0)
-    return [
-        # name, soac function, args, numpy expression, numpy callable, rtol
-        ("map (saxpy)", "saxpy", (a, x, y), "a * x + y", lambda: a * x + y, 1e-6),
-        ("reduce (sum)", "sum", (x,), "np.sum(x)", lambda: np.sum(x), 1e-3),
-        ("reduce . map (sum of squares)", "sum_of_squares", (x,), "np.sum(x * x)", lambda: np.sum(x * x), 1e-3),
-        ("scan (cumsum)", "cumsum", (x,), "np.cumsum(x)", lambda: np.cumsum(x), 1e-2),
-        (
-            "reduce_by_index (1000 bins)",
-            "histogram",
-            (np.zeros(1000, np.float32), bins, x),
-            "np.bincount(idx, x, 1000)",
-            lambda: np.bincount(bins, weights=x, minlength=1000),
-            1e-3,
-        ),
-        ("scatter (permutation)", "scatter", (dest, permutation, x), "d = dest.copy(); d[idx] = x", lambda: scatter_numpy(dest, permutation, x), 0),
-    ]
-
-
-def check(name, ours, reference, rtol):
-    ours, reference = np.asarray(ours, np.float64), np.asarray(reference, np.float64)
-    scale = np.max(np.abs(reference)) if reference.size else 1.0
-    error = np.max(np.abs(ours - reference)) / max(scale, 1e-30) if reference.size else 0.0
-    if error > rtol:
-        raise SystemExit(f"{name}: soac differs from numpy (relative error {error:.2e} > {rtol})")
 
 
 def run(n: int, repeats: int) -> list[dict]:
@@ -70,7 +31,9 @@ def run(n: int, repeats: int) -> list[dict]:
     rows = []
     for name, function, args, numpy_expression, numpy_call, rtol in cases(n, rng):
         compiled = soac.compile(PROGRAMS, function)
-        check(name, compiled(*args), numpy_call(), rtol)
+        error = relative_error(compiled(*args), numpy_call())
+        if error > rtol:
+            raise SystemExit(f"{name}: soac differs from numpy (relative error {error:.2e} > {rtol})")
         numpy_time = median_seconds(numpy_call, repeats)
         soac.set_num_threads(threads)
         all_cores = median_seconds(lambda: compiled(*args), repeats)
@@ -86,17 +49,6 @@ def run(n: int, repeats: int) -> list[dict]:
             flush=True,
         )
     return rows
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def markdown(rows: list[dict], n: int, repeats: int) -> str:
@@ -116,7 +68,6 @@ def markdown(rows: list[dict], n: int, repeats: int) -> str:
             f"{r['soac_1'] * 1e3:.2f} | {r['numpy'] / r['soac']:.2f}x | {r['soac_1'] / r['soac']:.2f}x |"
         )
     return "\n".join(lines)
-
 
 
 def main() -> None:

@@ -11,14 +11,23 @@ speedup over one thread.
 
     .venv/bin/python bench/scaling.py              # updates docs/benchmarks.md
     .venv/bin/python bench/scaling.py --n 1000000 --no-write
+    .venv/bin/python bench/scaling.py --bundle build/scaling-bundle
+
+``--bundle DIR`` writes the same programs as shared libraries into DIR,
+with a runner that needs only python3 and numpy (tools/scaling_bundle/run.py),
+for a machine with more cores than this one where soac cannot be installed
+(the GPU machine's CPU: docs/gpu.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import os
-import platform
+import pathlib
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -26,21 +35,15 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "adbench")]
 from common import ROOT, write_section  # noqa: E402
-from cpu_soacs import cases as soac_cases, cpu_model  # noqa: E402
+from scaling_table import markdown, thread_counts  # noqa: E402
+from soac_cases import cases as soac_cases  # noqa: E402
 from run import MODULES, settle, timed  # noqa: E402
 
 import soac  # noqa: E402
 import soac.numpy as snp  # noqa: E402
+from soac.runtime import aot  # noqa: E402
 
 PROGRAMS = (ROOT / "examples" / "soacs.mlir").read_text()
-
-
-def thread_counts(cores: int) -> list[int]:
-    """1, 2, 4, ... below ``cores``, then ``cores``."""
-    counts = [1]
-    while counts[-1] * 2 < cores:
-        counts.append(counts[-1] * 2)
-    return counts + [cores] if cores > 1 else counts
 
 
 def blas_threads():
@@ -91,31 +94,75 @@ def measure(n: int, counts: list[int]) -> list[tuple[str, dict[int, float]]]:
     return rows
 
 
-def markdown(rows: list[tuple[str, dict[int, float]]], counts: list[int], n: int) -> str:
-    header = "| program | " + " | ".join(f"{c} thread{'s' if c > 1 else ''} (ms, speedup)" for c in counts) + " |"
-    lines = [
-        f"Measured by `bench/scaling.py` on {cpu_model()} ({platform.machine()}), {os.cpu_count()} cores; "
-        f"SOAC benchmarks at n = {n:,}, ADBench gradients at their large size. Medians of calls "
-        "at each thread count in turn; the speedup is over one thread.",
-        "",
-        header,
-        "|---|" + "---|" * len(counts),
-    ]
-    for name, times in rows:
-        cells = [f"{times[c] * 1e3:.3f} ({times[1] / times[c]:.2f}×)" for c in counts]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+# Entries of each ADBench output the bundle's runner compares.
+SAMPLED_ENTRIES = 1000
+
+
+def sampled(outputs) -> list[dict]:
+    """Up to SAMPLED_ENTRIES entries of each output (value, then gradients),
+    at seeded positions: what the bundle checks a run against."""
+    rng = np.random.default_rng(0)
+    samples = []
+    for output in outputs:
+        flat = np.asarray(output, np.float64).reshape(-1)
+        positions = np.sort(rng.choice(flat.size, min(flat.size, SAMPLED_ENTRIES), replace=False))
+        samples.append({"positions": positions.tolist(), "values": flat[positions].tolist()})
+    return samples
+
+
+def write_bundle(out: pathlib.Path) -> None:
+    """Every program of the table as a shared library under ``out`` (one
+    directory each: their functions share names), the runner, the modules
+    that make its inputs, soac's standalone loader and a manifest."""
+    tools = ROOT / "tools" / "scaling_bundle"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(tools, out, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("soac_cases.py", "scaling_table.py"):
+        shutil.copy2(ROOT / "bench" / name, out / name)
+    (out / "adbench").mkdir()
+    for name in (*(m.__name__ for m in MODULES), "peers"):
+        shutil.copy2(ROOT / "bench" / "adbench" / f"{name}.py", out / "adbench" / f"{name}.py")
+    aot.copy_loader(out)
+    programs = []
+
+    def compile_into(directory: str, module, function: str) -> str:
+        soac.compile(module, function, emit="shared-lib", output=out / "libraries" / directory)
+        return f"libraries/{directory}/lib{function}.so"
+
+    for name, function, *_ in soac_cases(1, np.random.default_rng(0)):
+        programs.append({"name": name, "kind": "soac", "function": function,
+                         "library": compile_into(function, PROGRAMS, function)})
+    for module in MODULES:
+        fn, args = module.soac_version(*module.inputs(**module.SIZES["large"]))
+        gradient = soac.value_and_grad(fn, argnums=tuple(module.WRT))
+        traced = gradient.trace(*args)
+        value, gradients = gradient(*args)
+        programs.append({"name": f"{module.NAME} gradient (large)", "kind": "adbench", "module": module.__name__,
+                         "function": traced.name, "library": compile_into(module.__name__, traced.module, traced.name),
+                         "expected": sampled([value, *gradients])})
+    square = np.zeros((1024, 1024))
+    traced = soac.jit(lambda x, y: snp.matmul(x, y)).trace(square, square)
+    programs.append({"name": "matmul 1024² f64 (soac.matmul: OpenBLAS)", "kind": "matmul", "function": traced.name,
+                     "library": compile_into("matmul", traced.module, traced.name)})
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    (out / "manifest.json").write_text(json.dumps({"commit": commit.strip() or "unknown", "programs": programs}))
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    print(f"{out}: {len(programs)} programs, {size / 2**20:.1f} MiB; run there: python3 run.py OUTDIR")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--bundle", type=pathlib.Path, metavar="DIR", help="write the scaling bundle into DIR")
     options = parser.parse_args()
+    if options.bundle:
+        write_bundle(options.bundle)
+        return
     counts = thread_counts(os.cpu_count() or 1)
     rows = measure(options.n, counts)
     if not options.no_write:
-        write_section("scaling", "Strong scaling on the CPU", markdown(rows, counts, options.n))
+        write_section("scaling", "Strong scaling on the CPU", markdown(rows, counts, options.n, "`bench/scaling.py`"))
 
 
 if __name__ == "__main__":
