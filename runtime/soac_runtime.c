@@ -5,7 +5,8 @@
  * result buffer frees it with free(). Large buffers are advised to use
  * transparent huge pages, as numpy does for its arrays: the first touch of a
  * fresh 40 MB buffer then costs about a fifth of the page faults' time.
- * Allocation failure returns NULL, which compiled code checks
+ * Large buffers freed by compiled code are kept for its next allocations
+ * (below). Allocation failure returns NULL, which compiled code checks
  * (soac-lower-checks). Buffers allocated during a checked call are tracked,
  * so that a failed call frees them (soac_calls.c).
  * Also here: the record of failed checks in kernels emulated on the CPU.
@@ -13,6 +14,8 @@
  *===----------------------------------------------------------------------===*/
 
 #define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,31 +41,96 @@ static void advise_huge_pages(void *p, size_t size) {
 #endif
 }
 
+/* Buffers of KEPT_SIZE bytes or more that compiled code frees are kept, up
+ * to KEPT_BUFFERS of them and KEPT_BYTES in all, for its next allocations
+ * of as much or up to half as much. glibc gives such buffers back to the system at once (they are
+ * mmap'ed), so a function that allocates one per call faulted in and zeroed
+ * every page of it at every call: k-means' gradient, one 51 MB buffer per
+ * call, spent 15 % of its time there on 8 threads. A kept buffer is still a
+ * malloc'ed one, so a caller that receives it frees it with free(). */
+enum { KEPT_BUFFERS = 4 };
+#define KEPT_SIZE ((size_t)16 << 20)
+#define KEPT_BYTES ((size_t)1 << 30)
+static struct {
+  pthread_mutex_t lock;
+  void *buffers[KEPT_BUFFERS];
+  size_t sizes[KEPT_BUFFERS];
+} kept = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}};
+
+/* A kept buffer of at least `size` bytes (at most twice that) aligned to
+ * `alignment`, or NULL. */
+static void *reuse(size_t size, size_t alignment) {
+  if (size < KEPT_SIZE)
+    return NULL;
+  void *found = NULL;
+  pthread_mutex_lock(&kept.lock);
+  for (int i = 0; i < KEPT_BUFFERS && !found; ++i)
+    if (kept.buffers[i] && kept.sizes[i] >= size && kept.sizes[i] / 2 <= size &&
+        (uintptr_t)kept.buffers[i] % alignment == 0) {
+      found = kept.buffers[i];
+      kept.buffers[i] = NULL;
+    }
+  pthread_mutex_unlock(&kept.lock);
+  return found;
+}
+
+/* Frees `p`, or keeps it: in an empty place, or in the place of the
+ * smallest kept buffer if `p` is larger, while they hold KEPT_BYTES at most. */
+static void release(void *p) {
+  size_t size = p ? malloc_usable_size(p) : 0;
+  if (size < KEPT_SIZE || size > KEPT_BYTES) {
+    free(p);
+    return;
+  }
+  pthread_mutex_lock(&kept.lock);
+  int slot = 0;
+  size_t total = 0;
+  for (int i = 0; i < KEPT_BUFFERS; ++i) {
+    total += kept.buffers[i] ? kept.sizes[i] : 0;
+    if (kept.buffers[slot] && (!kept.buffers[i] || kept.sizes[i] < kept.sizes[slot]))
+      slot = i;
+  }
+  size_t replaced = kept.buffers[slot] ? kept.sizes[slot] : 0;
+  void *dropped = p;
+  if ((!kept.buffers[slot] || replaced < size) && total - replaced + size <= KEPT_BYTES) {
+    dropped = kept.buffers[slot];
+    kept.buffers[slot] = p;
+    kept.sizes[slot] = size;
+  }
+  pthread_mutex_unlock(&kept.lock);
+  free(dropped);
+}
+
 /* malloc(0) may return NULL, which compiled code takes for a failure. */
 void *_mlir_memref_to_llvm_alloc(size_t size) {
-  void *p = malloc(size ? size : 1);
-  advise_huge_pages(p, size);
+  void *p = reuse(size, 1);
+  if (!p) {
+    p = malloc(size ? size : 1);
+    advise_huge_pages(p, size);
+  }
   soac_track_allocation(p);
   return p;
 }
 
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
-  void *p = NULL;
   if (alignment < sizeof(void *))
     alignment = sizeof(void *);
-  if (posix_memalign(&p, alignment, size ? size : 1) != 0)
-    return NULL;
-  advise_huge_pages(p, size);
+  void *p = reuse(size, alignment);
+  if (!p) {
+    if (posix_memalign(&p, alignment, size ? size : 1) != 0)
+      return NULL;
+    advise_huge_pages(p, size);
+  }
   soac_track_allocation(p);
   return p;
 }
 
 void _mlir_memref_to_llvm_free(void *p) {
   soac_untrack_allocation(p);
-  free(p);
+  release(p);
 }
 
-void soac_free_tracked(void *p) { free(p); }
+void soac_free_tracked(void *p) { release(p); }
 
 /* The failure record of the kernels' checks this thread launches
  * (soac-lower-kernel-checks): kernels emulated on the CPU record their

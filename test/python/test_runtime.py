@@ -328,3 +328,35 @@ def test_strided_copies_use_soacs_memref_copy(tmp_path):
     symbols = subprocess.run(["nm", "-D", "--undefined-only", str(written.library)], capture_output=True, text=True).stdout
     assert "memrefCopy" in symbols
     np.testing.assert_array_equal(written.load().every_other_column(x), expected)
+
+
+def test_large_buffers_freed_by_compiled_code_are_reused():
+    """A buffer of 16 MB or more that compiled code frees is kept for its next
+    allocation of as much or up to half as much (glibc would give it back to
+    the system, and the next call would fault in and zero every page again);
+    smaller requests, larger ones and stricter alignments get new memory."""
+    import ctypes
+
+    from soac.runtime import native
+
+    runtime = ctypes.CDLL(native.soac_runtime_library())
+    alloc, aligned, free = (runtime._mlir_memref_to_llvm_alloc, runtime._mlir_memref_to_llvm_aligned_alloc,
+                            runtime._mlir_memref_to_llvm_free)
+    alloc.restype = aligned.restype = ctypes.c_void_p
+    alloc.argtypes, aligned.argtypes, free.argtypes = [ctypes.c_size_t], [ctypes.c_size_t] * 2, [ctypes.c_void_p]
+    mb = 1 << 20
+
+    big = alloc(32 * mb)
+    ctypes.memset(big, 7, 32 * mb)
+    free(big)
+    again = alloc(20 * mb)
+    assert again == big  # kept, and large enough
+    free(again)
+    others = [alloc(8 * mb), alloc(33 * mb)]  # under half of it, larger than it: new memory
+    if big % 4096:
+        others.append(aligned(4096, 32 * mb))  # a stricter alignment than it has
+    assert big not in others
+    reused = alloc(32 * mb)  # the kept one stayed kept
+    assert reused == big
+    for buffer in (reused, *others):
+        free(buffer)
