@@ -292,12 +292,13 @@ const char *soac_call_checked(void (*packed)(void **), void **args) {
   parallel_depth = 0;
   if (!setjmp(call->stop)) {
     packed(args);
-    soac_call_finish();
+    soac_call_finish(0);
   }
   current = outer;
   parallel_depth = outer_depth;
   last_failure = atomic_load(&call->failure);
   if (last_failure) {
+    soac_call_finish(1);
     free_live(call);
     snprintf(last_message, sizeof last_message, "%s", call->message);
   }

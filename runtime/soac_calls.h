@@ -30,10 +30,12 @@ void soac_untrack_allocation(void *pointer);
  * functions define it (free, or the GPU's free). */
 void soac_free_tracked(void *pointer);
 
-/* Called when a checked call's function returns, before the call counts as
- * done; may stop it as soac_report_error does. Each runtime defines it
- * (the GPU's waits for the kernels still in flight). */
-void soac_call_finish(void);
+/* Called when a checked call's function has returned (`failed` 0: it may
+ * still stop the call, as soac_report_error does) or the call has stopped
+ * (`failed` 1: it must not). Each runtime defines it: the GPU's waits for
+ * the kernels still in flight, and reports or drops a failure they
+ * recorded. */
+void soac_call_finish(int failed);
 
 /* Stops the call (longjmp) with a failure of `kind`: `format` (printf, two
  * `%lld`s at most) with `a` and `b`; outside a checked call, prints it and

@@ -17,11 +17,12 @@
  * each kernel, since its host part may read any buffer next. In device memory
  * it does not: kernels, stream-ordered allocations and frees and copies
  * between buffers queue on the stream in program order, and the host waits
- * only where it reads or writes a buffer (soac_gpu_copy), reads the record of
- * failed checks (soac_wait_for_kernels) and when a checked call returns
- * (soac_call_finish). Either way a call made through soac_call_checked has
- * finished its kernels when it returns, so a caller may time it with events
- * recorded on its stream around it.
+ * only where it reads or writes a buffer (soac_gpu_copy) and when a checked
+ * call returns (soac_call_finish). A failure a kernel recorded is reported
+ * after each such wait (in managed memory, after its launch). Either way a
+ * call made through soac_call_checked has finished its kernels when it
+ * returns, so a caller may time it with events recorded on its stream
+ * around it.
  *
  * The CUDA driver (libcuda.so.1) is opened at run time, so that a library
  * compiled by soac loads anywhere and needs nothing but the driver on a GPU
@@ -301,6 +302,29 @@ void soac_gpu_free(void *pointer) {
   check(cu.memFree(address), "cuMemFree");
 }
 
+/* The record of failed checks of the kernels this thread launches
+ * (soac_failure_record, below): the failed check's kind (0: none), the
+ * address of its message, its two values. */
+static __thread int64_t *failureRecord;
+
+/* Stops the call with the failure a finished kernel recorded, if any. */
+static void reportKernelFailure(void) {
+  if (!failureRecord || !failureRecord[0])
+    return;
+  int32_t kind = (int32_t)failureRecord[0];
+  const char *message = (const char *)(intptr_t)failureRecord[1];
+  int64_t a = failureRecord[2], b = failureRecord[3];
+  failureRecord[0] = 0;
+  soac_report_error(kind, message, a, b);
+}
+
+/* Waits for everything queued on this thread's stream: a kernel that
+ * faulted, or recorded a failed check, stops the call. */
+static void waitForStream(const char *what) {
+  check(cu.streamSynchronize(currentStream()), what);
+  reportKernelFailure();
+}
+
 /* What host code compiled with soac-host-buffer-copies calls for each read
  * or write of a buffer by the host: `bytes` from `from` to `to`, each device,
  * managed or host memory (unified addressing), ordered after the kernels
@@ -313,7 +337,7 @@ void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
   check(cu.memcpyAsync((CUdeviceptr)to, (CUdeviceptr)from, (size_t)bytes,
                        stream),
         "cuMemcpyAsync");
-  check(cu.streamSynchronize(stream), "cuStreamSynchronize (a copy failed)");
+  waitForStream("cuStreamSynchronize (a copy or a kernel before it failed)");
 }
 
 /* ... and for each copy from one GPU buffer to another: queued on the
@@ -374,18 +398,30 @@ void soac_gpu_copy_strided(int64_t to, int64_t from, int64_t elementBytes,
   }
 }
 
-/* Waits for everything queued on this thread's stream; a kernel that
- * faulted stops the call. Host code calls it before reading the record of
- * failed checks (soac-lower-kernel-checks). */
-void soac_wait_for_kernels(void) {
-  if (state == 1)
-    check(cu.streamSynchronize(currentStream()),
-          "cuStreamSynchronize (a kernel failed)");
+/* What host code calls after each launch whose kernel has checks
+ * (soac-lower-kernel-checks). In managed memory the launch has finished
+ * (mgpuStreamSynchronize): report at once. In device memory it may still
+ * run: the next wait reports, so that it stays in flight. */
+void soac_check_kernel_failures(void) {
+  if (memoryKind == SOAC_MEMORY_MANAGED)
+    reportKernelFailure();
 }
 
 /* soac_calls.c: the end of a checked call. Its results are complete when
- * it returns, and a kernel that faulted fails the call that launched it. */
-void soac_call_finish(void) { soac_wait_for_kernels(); }
+ * it returns, and a kernel that faulted or recorded a failed check fails
+ * the call that launched it; a call that failed already waits for its
+ * kernels (before its buffers are freed) and drops what they recorded. */
+void soac_call_finish(int failed) {
+  if (state != 1)
+    return;
+  if (!failed) {
+    waitForStream("cuStreamSynchronize (a kernel failed)");
+    return;
+  }
+  cu.streamSynchronize(currentStream());
+  if (failureRecord)
+    failureRecord[0] = 0;
+}
 
 /*===- Allocation functions of compiled code --------------------------------===*/
 
@@ -417,19 +453,18 @@ void _mlir_memref_to_llvm_free(void *pointer) {
 void soac_free_tracked(void *pointer) { soac_gpu_free(pointer); }
 
 /* The failure record of the kernels' checks this thread launches
- * (soac-lower-kernel-checks): three words of managed memory, which kernels
- * write on a failure and host code reads after each launch. Allocated once
- * per thread and kept for its launches. */
+ * (soac-lower-kernel-checks): four words of managed memory, which kernels
+ * write on a failure and the runtime reads after waiting for them.
+ * Allocated once per thread and kept for its launches. */
 void *soac_failure_record(void) {
-  static __thread void *record;
-  if (!record) {
+  if (!failureRecord) {
     require("allocating the record of failed checks");
-    record = soac_gpu_alloc(3 * sizeof(int64_t));
-    if (!record)
+    failureRecord = soac_gpu_alloc(4 * sizeof(int64_t));
+    if (!failureRecord)
       fail("allocating the record of failed checks", "out of memory");
-    memset(record, 0, 3 * sizeof(int64_t));
+    memset(failureRecord, 0, 4 * sizeof(int64_t));
   }
-  return record;
+  return failureRecord;
 }
 
 /*===- Kernel launches (MLIR's mgpu* ABI) -----------------------------------===*/

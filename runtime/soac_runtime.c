@@ -133,15 +133,26 @@ void _mlir_memref_to_llvm_free(void *p) {
 void soac_free_tracked(void *p) { release(p); }
 
 /* The failure record of the kernels' checks this thread launches
- * (soac-lower-kernel-checks): kernels emulated on the CPU record their
- * first failed check here, and the launching code reports it. */
-static _Thread_local int64_t kernel_failures[3];
+ * (soac-lower-kernel-checks): the failed check's kind (0: none), the address
+ * of its message, its two values. Kernels emulated on the CPU record their
+ * first failed check here. */
+static _Thread_local int64_t kernel_failures[4];
 
 void *soac_failure_record(void) { return kernel_failures; }
 
-/* Emulated kernels have finished when their loops end: nothing to wait for,
- * neither before the record of failed checks is read nor when a checked
- * call returns (soac_calls.c). */
-void soac_wait_for_kernels(void) {}
+/* After each launch whose kernel has checks: emulated kernels are done when
+ * their loops end, so a recorded failure stops the call at once. */
+void soac_check_kernel_failures(void) {
+  if (!kernel_failures[0])
+    return;
+  int32_t kind = (int32_t)kernel_failures[0];
+  const char *message = (const char *)(intptr_t)kernel_failures[1];
+  kernel_failures[0] = 0;
+  soac_report_error(kind, message, kernel_failures[2], kernel_failures[3]);
+}
 
-void soac_call_finish(void) {}
+/* Nothing is left in flight when CPU code returns. */
+void soac_call_finish(int failed) {
+  if (failed)
+    kernel_failures[0] = 0;
+}

@@ -243,28 +243,31 @@ def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
 }
 
 def SoacLowerKernelChecks : Pass<"soac-lower-kernel-checks", "mlir::ModuleOp"> {
-  let summary = "Checks inside GPU kernels record the first failure, skip what they guard, and the call stops after the launch";
+  let summary = "Checks inside GPU kernels record the first failure and skip what they guard; the runtime stops the call once the kernel is done";
   let description = [{
     A GPU kernel cannot stop the call that launched it, and a trap (a failed
     `cf.assert` in a kernel) leaves the CUDA context unusable for the rest
     of the process. So each `soac.check_index`, `soac.check` and `cf.assert`
     inside a `gpu.launch` becomes, in the kernel:
 
-    - on failure, a compare-and-swap that records the first failed check of
-      the launch (its number, from 1, then its two values: an index and its
-      size, or the sizes a `soac.check` shows) in the
-      failure record the runtime gives the calling thread
-      (`soac_failure_record()`: managed memory on the GPU, so that the host
-      reads it after the launch without a copy);
+    - on failure, a compare-and-swap that records the first failed check
+      (its kind, the address of its message, a host string made before the
+      launch, then its two values: an index and its size, or the sizes a
+      `soac.check` shows) in the failure record the runtime gives the
+      calling thread (`soac_failure_record()`: managed memory on the GPU,
+      so that the runtime reads it without a copy);
     - the rest of the check's block under `scf.if %ok`, so that nothing out
       of bounds runs (up to the first op that synchronizes the block's
       threads: a barrier or a shuffle that some threads skipped would hang
       the others).
 
-    After the launch, host code reads the record: when a check failed it
-    clears the record and calls `soac_report_error` with that check's kind,
-    message (its source location) and values, which stops the call made
-    through `soac_call_checked` as a failed host check does. A check whose
+    After the launch, host code calls `soac_check_kernel_failures()`. The
+    runtime reports a recorded failure through `soac_report_error` (the
+    message starts with the check's source location), which stops the call
+    made through `soac_call_checked` as a failed host check does: at once
+    on the CPU's emulation and in managed memory, and in device memory at
+    its next wait for the stream (a host read of a buffer, or the call's
+    end), so that the launch stays in flight. A check whose
     guarded ops yield a buffer, or whose index is used past a barrier,
     stays for `soac-lower-checks` (a trap).
 

@@ -68,14 +68,15 @@ def test_no_kernel_traps_on_a_failed_check(function):
         assert "__assertfail" not in text and "trap;" not in text, name
 
 
-def test_kernels_record_failed_checks_for_the_host():
-    """A gather's kernel takes the thread's failure record, claims it with a
-    compare-and-swap, and the host reads it after the launch and reports."""
+def test_kernels_record_failed_checks_for_the_runtime():
+    """A gather's kernel takes the thread's failure record and claims it with
+    a compare-and-swap; after the launch the host hands it to the runtime,
+    which reports it once the kernel is done (the host never reads it)."""
     source, _ = CASES["gather_squares"]
     with ir.Context():
         lowered = str(lower(soac.parse(source), options=GpuOptions(), only="gather_squares"))
     assert "llvm.call @soac_failure_record()" in lowered
-    assert "llvm.call @soac_report_error" in lowered
+    assert "llvm.call @soac_check_kernel_failures()" in lowered
     assert any("atom" in line and "cas.b64" in line for text in kernels_of("gather_squares").values()
                for line in text.splitlines())
 

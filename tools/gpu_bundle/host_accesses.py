@@ -80,20 +80,10 @@ def _accesses(op: ir.Operation, interface: bool, on_stack: set) -> list[str]:
         base = _base(op.operands[position])
         if isinstance(base, ir.BlockArgument) and (interface or base in on_stack):
             continue
-        if _on_stack(base) or _failure_record(base):
+        if _on_stack(base):
             continue
         return [f"{kind} at {op.location}"]
     return []
-
-
-def _failure_record(pointer: ir.Value) -> bool:
-    owner = pointer.owner if isinstance(pointer, ir.OpResult) else None
-    return (
-        owner is not None
-        and owner.name == "llvm.call"
-        and "callee" in owner.attributes
-        and ir.FlatSymbolRefAttr(owner.attributes["callee"]).value == "soac_failure_record"
-    )
 
 
 def _base(pointer: ir.Value) -> ir.Value:

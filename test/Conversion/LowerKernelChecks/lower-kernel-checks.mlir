@@ -1,23 +1,29 @@
-// soac-lower-kernel-checks: a failed check in a kernel records itself in the
-// calling thread's failure record and skips what it guards; after the
-// launch, host code waits for the kernel, then reports the recorded check
-// (and clears the record).
+// soac-lower-kernel-checks: a failed check in a kernel records itself (its
+// kind, the address of its message, its values) in the calling thread's
+// failure record and skips what it guards; after the launch, host code hands
+// the record to the runtime (soac_check_kernel_failures), which reports it
+// once the kernel is done.
 // RUN: soac-opt %s --soac-lower-kernel-checks --split-input-file | FileCheck %s
 
 // CHECK: llvm.mlir.global private constant @[[$MESSAGE:soac_check_[0-9]+]]("f.py:4:7: 'tensor.extract' dimension 0: index %lld is out of range for size %lld\00")
 // CHECK-LABEL: func.func @gather
 // CHECK-SAME: (%[[X:.*]]: memref<?xf32>, %[[I:.*]]: index, %[[N:.*]]: index)
 // CHECK: %[[RECORD:.*]] = llvm.call @soac_failure_record() : () -> !llvm.ptr
+// CHECK: %[[ADDRESS:.*]] = llvm.mlir.addressof @[[$MESSAGE]] : !llvm.ptr
+// CHECK: %[[MESSAGE:.*]] = llvm.ptrtoint %[[ADDRESS]] : !llvm.ptr to i64
 // CHECK: gpu.launch
 // CHECK: %[[OK:.*]] = arith.cmpi ult, %[[I]], %[[N]] : index
 // CHECK: %[[FAILED:.*]] = arith.xori %[[OK]], %true
 // CHECK: scf.if %[[FAILED]] {
-// CHECK: %[[FIRST:.*]] = llvm.cmpxchg %[[RECORD]], %c0_i64{{.*}}, %c1_i64 monotonic monotonic
+// CHECK: %[[KIND:.*]] = arith.constant 2 : i64
+// CHECK: %[[FIRST:.*]] = llvm.cmpxchg %[[RECORD]], %c0_i64{{.*}}, %[[KIND]] monotonic monotonic
 // CHECK: %[[WON:.*]] = llvm.extractvalue %[[FIRST]][1]
 // CHECK: scf.if %[[WON]] {
-// CHECK: llvm.getelementptr %[[RECORD]][1]
-// CHECK: llvm.store
+// CHECK: %[[AT_MESSAGE:.*]] = llvm.getelementptr %[[RECORD]][1]
+// CHECK: llvm.store %[[MESSAGE]], %[[AT_MESSAGE]]
 // CHECK: llvm.getelementptr %[[RECORD]][2]
+// CHECK: llvm.store
+// CHECK: llvm.getelementptr %[[RECORD]][3]
 // CHECK: llvm.store
 // CHECK: scf.if %[[OK]] {
 // CHECK-NEXT: memref.load %[[X]][%[[I]]]
@@ -25,16 +31,8 @@
 // CHECK-NEXT: }
 // CHECK: gpu.terminator
 // CHECK: }
-// CHECK-NEXT: llvm.call @soac_wait_for_kernels() : () -> ()
-// CHECK-NEXT: %[[FAILED_CHECK:.*]] = llvm.load %[[RECORD]] : !llvm.ptr -> i64
-// CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[FAILED_CHECK]], %c0_i64{{.*}}
-// CHECK: scf.if %[[ANY]] {
-// CHECK: llvm.store %{{.*}}, %[[RECORD]]
-// CHECK: scf.index_switch
-// CHECK: case 1 {
-// CHECK: %[[KIND:.*]] = arith.constant 2 : i32
-// CHECK: llvm.mlir.addressof @[[$MESSAGE]]
-// CHECK: llvm.call @soac_report_error(%[[KIND]]
+// CHECK-NEXT: llvm.call @soac_check_kernel_failures() : () -> ()
+// CHECK-NEXT: return
 func.func @gather(%x: memref<?xf32>, %i: index, %n: index) {
   %c1 = arith.constant 1 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
@@ -82,10 +80,13 @@ func.func @before_a_barrier(%x: memref<?xf32>, %i: index, %n: index) {
 // A checked index used past a barrier cannot be guarded without skipping
 // the barrier, nor a buffer (a subview) used past one (it has no zero to
 // give what follows): those checks stay, for soac-lower-checks to make
-// traps. A kernel's
-// cf.assert is a check of kind 1. The checks that stay are not numbered.
+// traps. A kernel's cf.assert is a check of kind 1, with the assert's
+// message; the checks that stay get none.
+// CHECK: llvm.mlir.global private constant @[[$ASSERT:soac_check_[0-9]+]]("sizes differ\00")
+// CHECK-NOT: llvm.mlir.global
 // CHECK-LABEL: func.func @unguardable
 // CHECK: llvm.call @soac_failure_record
+// CHECK: llvm.mlir.addressof @[[$ASSERT]]
 // CHECK: gpu.launch
 // CHECK: soac.check_index
 // CHECK: gpu.barrier
@@ -95,11 +96,7 @@ func.func @before_a_barrier(%x: memref<?xf32>, %i: index, %n: index) {
 // CHECK: memref.store
 // CHECK: llvm.cmpxchg %{{.*}}, %c0_i64{{.*}}, %c1_i64
 // CHECK: gpu.terminator
-// CHECK: scf.index_switch
-// CHECK: case 1 {
-// CHECK: %[[KIND:.*]] = arith.constant 1 : i32
-// CHECK: llvm.call @soac_report_error(%[[KIND]]
-// CHECK-NOT: case 2
+// CHECK: llvm.call @soac_check_kernel_failures
 func.func @unguardable(%x: memref<?xf32>, %i: index, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -125,7 +122,7 @@ func.func @unguardable(%x: memref<?xf32>, %i: index, %n: index) {
 // CHECK-LABEL: func.func @unchecked
 // CHECK-NOT: soac_failure_record
 // CHECK: gpu.launch
-// CHECK-NOT: soac_report_error
+// CHECK-NOT: llvm.call @soac_check_kernel_failures
 func.func @unchecked(%x: memref<?xf32>) {
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -139,23 +136,22 @@ func.func @unchecked(%x: memref<?xf32>) {
 
 // -----
 
-// A soac.check in a kernel records its two values, and the host reports
-// them with its message (a size check: kind 1).
+// A soac.check in a kernel records its kind (a size check: 1), its
+// message and its two values.
 // CHECK: llvm.mlir.global private constant @[[$SIZES:soac_check_[0-9]+]]("f.py:9:3: 'tensor.cast': dimension 0 of the source has size %lld, but the result type has %lld\00")
 // CHECK-LABEL: func.func @size_check
 // CHECK-SAME: (%[[N:.*]]: index)
+// CHECK: llvm.mlir.addressof @[[$SIZES]]
 // CHECK: gpu.launch
-// CHECK: llvm.cmpxchg
+// CHECK: %[[KIND:.*]] = arith.constant 1 : i64
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %[[KIND]]
 // CHECK: %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
 // CHECK: llvm.store %[[FIRST]]
 // CHECK: %[[SECOND:.*]] = arith.index_cast %c4 : index to i64
 // CHECK: llvm.store %[[SECOND]]
 // CHECK-NOT: soac.check
 // CHECK: gpu.terminator
-// CHECK: case 1 {
-// CHECK: %[[KIND:.*]] = arith.constant 1 : i32
-// CHECK: llvm.mlir.addressof @[[$SIZES]]
-// CHECK: llvm.call @soac_report_error(%[[KIND]]
+// CHECK: llvm.call @soac_check_kernel_failures
 func.func @size_check(%n: index) {
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
