@@ -290,15 +290,16 @@ const char *soac_call_checked(void (*packed)(void **), void **args) {
   atomic_flag_clear(&call->lock);
   current = call;
   parallel_depth = 0;
+  soac_settle_kernels(0);
   if (!setjmp(call->stop)) {
     packed(args);
-    soac_call_finish(0);
+    soac_settle_kernels(1);
   }
   current = outer;
   parallel_depth = outer_depth;
   last_failure = atomic_load(&call->failure);
   if (last_failure) {
-    soac_call_finish(1);
+    soac_settle_kernels(0);
     free_live(call);
     snprintf(last_message, sizeof last_message, "%s", call->message);
   }

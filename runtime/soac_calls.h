@@ -30,12 +30,12 @@ void soac_untrack_allocation(void *pointer);
  * functions define it (free, or the GPU's free). */
 void soac_free_tracked(void *pointer);
 
-/* Called when a checked call's function has returned (`failed` 0: it may
- * still stop the call, as soac_report_error does) or the call has stopped
- * (`failed` 1: it must not). Each runtime defines it: the GPU's waits for
- * the kernels still in flight, and reports or drops a failure they
- * recorded. */
-void soac_call_finish(int failed);
+/* Waits for the kernels this thread still has in flight (each runtime
+ * defines it: the CPU has none). A failed check they recorded stops the
+ * call, as soac_report_error does, when `report` is 1: when a checked call's
+ * function has returned. With 0 it is dropped: when a call starts (what a
+ * direct call left is not its failure) and after a call has stopped. */
+void soac_settle_kernels(int report);
 
 /* Stops the call (longjmp) with a failure of `kind`: `format` (printf, two
  * `%lld`s at most) with `a` and `b`; outside a checked call, prints it and

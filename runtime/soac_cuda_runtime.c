@@ -18,7 +18,8 @@
  * it does not: kernels, stream-ordered allocations and frees and copies
  * between buffers queue on the stream in program order, and the host waits
  * only where it reads or writes a buffer (soac_gpu_copy) and when a checked
- * call returns (soac_call_finish). A failure a kernel recorded is reported
+ * call returns (soac_settle_kernels); a direct caller waits with
+ * soac_gpu_synchronize. A failure a kernel recorded is reported
  * after each such wait (in managed memory, after its launch). Either way a
  * call made through soac_call_checked has finished its kernels when it
  * returns, so a caller may time it with events recorded on its stream
@@ -407,20 +408,29 @@ void soac_check_kernel_failures(void) {
     reportKernelFailure();
 }
 
-/* soac_calls.c: the end of a checked call. Its results are complete when
- * it returns, and a kernel that faulted or recorded a failed check fails
- * the call that launched it; a call that failed already waits for its
- * kernels (before its buffers are freed) and drops what they recorded. */
-void soac_call_finish(int failed) {
-  if (state != 1)
+/* soac_calls.c, around a checked call: when its function returns, its
+ * results are complete and a kernel that faulted or recorded a failed check
+ * fails it; when it starts or has failed (its buffers are freed next), its
+ * kernels are waited for and what they recorded is dropped. */
+void soac_settle_kernels(int report) {
+  if (state != 1 || !ready())
     return;
-  if (!failed) {
+  if (report) {
     waitForStream("cuStreamSynchronize (a kernel failed)");
     return;
   }
   cu.streamSynchronize(currentStream());
   if (failureRecord)
     failureRecord[0] = 0;
+}
+
+/* For a C caller that calls compiled functions directly (not through
+ * soac_call_checked): waits for their kernels; a failed check they recorded
+ * is printed and aborts the process, as a direct call's failed host check
+ * does. In device memory it reads their results only after this. */
+void soac_gpu_synchronize(void) {
+  require("waiting for the stream");
+  waitForStream("cuStreamSynchronize (a kernel failed)");
 }
 
 /*===- Allocation functions of compiled code --------------------------------===*/

@@ -101,13 +101,42 @@ static void release(void *p) {
   free(dropped);
 }
 
-/* malloc(0) may return NULL, which compiled code takes for a failure. */
+/* Frees every kept buffer; whether there was one. */
+static int drop_kept(void) {
+  void *dropped[KEPT_BUFFERS];
+  int count = 0;
+  pthread_mutex_lock(&kept.lock);
+  for (int i = 0; i < KEPT_BUFFERS; ++i)
+    if (kept.buffers[i]) {
+      dropped[count++] = kept.buffers[i];
+      kept.buffers[i] = NULL;
+    }
+  pthread_mutex_unlock(&kept.lock);
+  for (int i = 0; i < count; ++i)
+    free(dropped[i]);
+  return count > 0;
+}
+
+/* New memory (NULL when there is none, even once the kept buffers are
+ * given back), advised to use huge pages. malloc(0) may return NULL, which
+ * compiled code takes for a failure: at least a byte is asked for. */
+static void *fresh(size_t size, size_t alignment) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    void *p = NULL;
+    if (posix_memalign(&p, alignment, size ? size : 1) == 0) {
+      advise_huge_pages(p, size);
+      return p;
+    }
+    if (!drop_kept())
+      break;
+  }
+  return NULL;
+}
+
 void *_mlir_memref_to_llvm_alloc(size_t size) {
   void *p = reuse(size, 1);
-  if (!p) {
-    p = malloc(size ? size : 1);
-    advise_huge_pages(p, size);
-  }
+  if (!p)
+    p = fresh(size, sizeof(void *));
   soac_track_allocation(p);
   return p;
 }
@@ -116,11 +145,8 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   if (alignment < sizeof(void *))
     alignment = sizeof(void *);
   void *p = reuse(size, alignment);
-  if (!p) {
-    if (posix_memalign(&p, alignment, size ? size : 1) != 0)
-      return NULL;
-    advise_huge_pages(p, size);
-  }
+  if (!p)
+    p = fresh(size, alignment);
   soac_track_allocation(p);
   return p;
 }
@@ -151,8 +177,9 @@ void soac_check_kernel_failures(void) {
   soac_report_error(kind, message, kernel_failures[2], kernel_failures[3]);
 }
 
-/* Nothing is left in flight when CPU code returns. */
-void soac_call_finish(int failed) {
-  if (failed)
+/* Nothing is left in flight when CPU code returns, and a failure was
+ * reported right after its launch. */
+void soac_settle_kernels(int report) {
+  if (!report)
     kernel_failures[0] = 0;
 }
