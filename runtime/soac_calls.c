@@ -63,9 +63,13 @@ static _Thread_local Call *outside;      /* `current` before the outermost regio
 static _Thread_local int last_failure;   /* the kind, for soac_failure_kind */
 static _Thread_local char last_message[1024];
 
+/* Fibonacci hashing: its high bits depend on all of the pointer's. */
+static uint64_t pointer_hash(void *pointer) {
+  return (uint64_t)(uintptr_t)pointer * 0x9E3779B97F4A7C15ull;
+}
+
 static size_t slot_of(const PointerSet *set, void *pointer) {
-  uint64_t hash = (uint64_t)(uintptr_t)pointer * 0x9E3779B97F4A7C15ull;
-  return (size_t)(hash >> 20) & (set->capacity - 1);
+  return (size_t)(pointer_hash(pointer) >> 20) & (set->capacity - 1);
 }
 
 static int set_grow(PointerSet *set) {
@@ -124,17 +128,6 @@ static int set_remove(PointerSet *set, void *pointer) {
   return 1;
 }
 
-static void lock(Call *call) {
-  if (parallel_depth)
-    while (atomic_flag_test_and_set_explicit(&call->lock, memory_order_acquire))
-      ;
-}
-
-static void unlock(Call *call) {
-  if (parallel_depth)
-    atomic_flag_clear_explicit(&call->lock, memory_order_release);
-}
-
 static void spin(atomic_flag *flag) {
   while (atomic_flag_test_and_set_explicit(flag, memory_order_acquire))
     ;
@@ -142,6 +135,17 @@ static void spin(atomic_flag *flag) {
 
 static void release(atomic_flag *flag) {
   atomic_flag_clear_explicit(flag, memory_order_release);
+}
+
+/* `live` needs its lock only while the threads of a region may use it. */
+static void lock(Call *call) {
+  if (parallel_depth)
+    spin(&call->lock);
+}
+
+static void unlock(Call *call) {
+  if (parallel_depth)
+    release(&call->lock);
 }
 
 /* The stripe of `pointer`, or null where the call has none (yet, or the
@@ -161,8 +165,7 @@ static Stripe *stripe_of(Call *call, void *pointer, int make) {
   }
   if (!stripes)
     return NULL;
-  uint64_t hash = (uint64_t)(uintptr_t)pointer * 0x9E3779B97F4A7C15ull;
-  return &stripes[hash >> (64 - STRIPE_BITS)];
+  return &stripes[pointer_hash(pointer) >> (64 - STRIPE_BITS)];
 }
 
 void soac_track_allocation(void *pointer) {

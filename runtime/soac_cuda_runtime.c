@@ -326,24 +326,10 @@ static void waitForStream(const char *what) {
   reportKernelFailure();
 }
 
-/* What host code compiled with soac-host-buffer-copies calls for each read
- * or write of a buffer by the host: `bytes` from `from` to `to`, each device,
- * managed or host memory (unified addressing), ordered after the kernels
- * of the thread's stream and finished on return. */
-void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
-  if (bytes <= 0)
-    return;
-  require("copying a buffer");
-  CUstream stream = currentStream();
-  check(cu.memcpyAsync((CUdeviceptr)to, (CUdeviceptr)from, (size_t)bytes,
-                       stream),
-        "cuMemcpyAsync");
-  waitForStream("cuStreamSynchronize (a copy or a kernel before it failed)");
-}
-
-/* ... and for each copy from one GPU buffer to another: queued on the
- * thread's stream after the kernels before it and before those after it,
- * with nothing for the host to wait for. */
+/* What host code compiled with soac-host-buffer-copies calls for each copy
+ * from one GPU buffer to another: queued on the thread's stream after the
+ * kernels before it and before those after it, with nothing for the host to
+ * wait for. */
 void soac_gpu_copy_buffers(int64_t to, int64_t from, int64_t bytes) {
   if (bytes <= 0)
     return;
@@ -351,6 +337,16 @@ void soac_gpu_copy_buffers(int64_t to, int64_t from, int64_t bytes) {
   check(cu.memcpyAsync((CUdeviceptr)to, (CUdeviceptr)from, (size_t)bytes,
                        currentStream()),
         "cuMemcpyAsync");
+}
+
+/* ... and for each read or write of a buffer by the host: `bytes` from
+ * `from` to `to`, each device, managed or host memory (unified addressing),
+ * ordered after the kernels of the thread's stream and finished on return. */
+void soac_gpu_copy(int64_t to, int64_t from, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  soac_gpu_copy_buffers(to, from, bytes);
+  waitForStream("cuStreamSynchronize (a copy or a kernel before it failed)");
 }
 
 /* ... and for each copy between GPU buffers that are not both contiguous:

@@ -43,9 +43,9 @@ static void advise_huge_pages(void *p, size_t size) {
 
 /* Buffers of KEPT_SIZE bytes or more that compiled code frees are kept, up
  * to KEPT_BUFFERS of them and KEPT_BYTES in all, for its next allocations
- * of as much or up to half as much. glibc gives such buffers back to the system at once (they are
- * mmap'ed), so a function that allocates one per call faulted in and zeroed
- * every page of it at every call: k-means' gradient, one 51 MB buffer per
+ * of as much or up to half as much. glibc gives such buffers back to the
+ * system at once (they are mmap'ed), so a function that allocates one per
+ * call faulted in and zeroed every page of it at every call: k-means' gradient, one 51 MB buffer per
  * call, spent 15 % of its time there on 8 threads. A kept buffer is still a
  * malloc'ed one, so a caller that receives it frees it with free(). */
 enum { KEPT_BUFFERS = 4 };
@@ -133,14 +133,6 @@ static void *fresh(size_t size, size_t alignment) {
   return NULL;
 }
 
-void *_mlir_memref_to_llvm_alloc(size_t size) {
-  void *p = reuse(size, 1);
-  if (!p)
-    p = fresh(size, sizeof(void *));
-  soac_track_allocation(p);
-  return p;
-}
-
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   if (alignment < sizeof(void *))
     alignment = sizeof(void *);
@@ -149,6 +141,11 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
     p = fresh(size, alignment);
   soac_track_allocation(p);
   return p;
+}
+
+/* malloc's alignment, which posix_memalign gives for any smaller one. */
+void *_mlir_memref_to_llvm_alloc(size_t size) {
+  return _mlir_memref_to_llvm_aligned_alloc(sizeof(void *), size);
 }
 
 void _mlir_memref_to_llvm_free(void *p) {

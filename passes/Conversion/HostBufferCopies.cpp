@@ -195,7 +195,9 @@ Value stageAddress(ImplicitLocOpBuilder &b, Value stage) {
   return arith::IndexCastOp::create(b, b.getI64Type(), at);
 }
 
-void rewriteLoad(func::FuncOp function, memref::LoadOp load, int64_t bytes) {
+/// Each rewrite returns the runtime function it calls.
+StringRef rewriteLoad(func::FuncOp function, memref::LoadOp load,
+                      int64_t bytes) {
   ImplicitLocOpBuilder b(load.getLoc(), load);
   Value stage = stageFor(function, load.getType(), load.getLoc());
   Value from = address(b, load.getMemRef(), load.getIndices(), bytes);
@@ -203,10 +205,11 @@ void rewriteLoad(func::FuncOp function, memref::LoadOp load, int64_t bytes) {
   load.replaceAllUsesWith(
       memref::LoadOp::create(b, stage, ValueRange{}).getResult());
   load.erase();
+  return kCopy;
 }
 
-void rewriteStore(func::FuncOp function, memref::StoreOp store,
-                  int64_t bytes) {
+StringRef rewriteStore(func::FuncOp function, memref::StoreOp store,
+                       int64_t bytes) {
   ImplicitLocOpBuilder b(store.getLoc(), store);
   Value stage = stageFor(function, store.getValueToStore().getType(),
                          store.getLoc());
@@ -214,6 +217,7 @@ void rewriteStore(func::FuncOp function, memref::StoreOp store,
   Value to = address(b, store.getMemRef(), store.getIndices(), bytes);
   callCopy(b, to, stageAddress(b, stage), i64Constant(b, bytes));
   store.erase();
+  return kCopy;
 }
 
 /// True for buffers whose elements are contiguous in row-major order.
@@ -255,8 +259,8 @@ StringRef rewriteCopy(memref::CopyOp copy, int64_t bytes,
 
 /// `copy` between GPU buffers not both contiguous, by the runtime: their
 /// sizes and strides go in a stack buffer at the function's entry.
-void rewriteStridedCopy(func::FuncOp function, memref::CopyOp copy,
-                        int64_t bytes) {
+StringRef rewriteStridedCopy(func::FuncOp function, memref::CopyOp copy,
+                             int64_t bytes) {
   ImplicitLocOpBuilder b(copy.getLoc(), copy);
   int64_t rank = cast<MemRefType>(copy.getSource().getType()).getRank();
   OpBuilder entry = OpBuilder::atBlockBegin(&function.getBody().front());
@@ -278,6 +282,7 @@ void rewriteStridedCopy(func::FuncOp function, memref::CopyOp copy,
                  i64Constant(b, bytes), i64Constant(b, rank),
                  stageAddress(b, shape)});
   copy.erase();
+  return kCopyStrided;
 }
 
 /// The type of the buffer a load or store reads or writes, or a copy reads.
@@ -327,18 +332,13 @@ struct SoacHostBufferCopiesPass
         if (!bytes)
           continue;
         if (auto load = dyn_cast<memref::LoadOp>(op))
-          rewriteLoad(function, load, *bytes);
+          called.insert(rewriteLoad(function, load, *bytes));
         else if (auto store = dyn_cast<memref::StoreOp>(op))
-          rewriteStore(function, store, *bytes);
-        else if (auto copy = cast<memref::CopyOp>(op); bothContiguous(copy)) {
+          called.insert(rewriteStore(function, store, *bytes));
+        else if (auto copy = cast<memref::CopyOp>(op); bothContiguous(copy))
           called.insert(rewriteCopy(copy, *bytes, host));
-          continue;
-        } else {
-          rewriteStridedCopy(function, copy, *bytes);
-          called.insert(kCopyStrided);
-          continue;
-        }
-        called.insert(kCopy);
+        else
+          called.insert(rewriteStridedCopy(function, copy, *bytes));
       }
     }
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
