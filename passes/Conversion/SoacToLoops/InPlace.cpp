@@ -111,18 +111,27 @@ tensor::EmptyOp emptyRowIsComputedIn(Value row) {
 template <typename InsertOp>
 void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
   tensor::EmptyOp empty = emptyRowIsComputedIn(insert.getSource());
-  auto destRank = cast<RankedTensorType>(insert.getDest().getType()).getRank();
-  if (!empty || destRank != empty.getType().getRank() + 1)
+  if (!empty)
     return;
-  SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
+  // The slot's dimensions the insert keeps, in order, are the empty's: a
+  // row's slot drops the leading one, a column's (x[:, j] = ...) another.
+  llvm::SmallBitVector dropped = insert.getDroppedDims();
+  if (dropped.count() != 1)
+    return;
+  SmallVector<OpFoldResult> kept;
+  for (auto [d, size] : llvm::enumerate(insert.getMixedSizes()))
+    if (!dropped.test(d))
+      kept.push_back(size);
+  if (kept.size() != static_cast<size_t>(empty.getType().getRank()))
+    return;
   ImplicitLocOpBuilder b(empty.getLoc(), empty);
-  for (int64_t d = 0; d < empty.getType().getRank(); ++d) {
+  for (auto [d, size] : llvm::enumerate(kept)) {
     if (!empty.getType().isDynamicDim(d))
       continue;
-    auto slot = dyn_cast<Value>(sizes[d + 1]);
+    auto slot = dyn_cast<Value>(size);
     if (slot && !dominance.properlyDominates(slot, empty))
       continue; // the slot's size comes later: no elimination
-    Value expected = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[d + 1]);
+    Value expected = getValueOrCreateConstantIndexOp(b, b.getLoc(), size);
     Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                        empty.getDynamicSize(d), expected);
     cf::AssertOp::create(

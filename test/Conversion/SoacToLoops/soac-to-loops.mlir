@@ -676,3 +676,26 @@ func.func @zeros(%n: index, %steps: index) -> (tensor<?xf64>, tensor<?xf64>) {
   }
   return %once, %r : tensor<?xf64>, tensor<?xf64>
 }
+
+// -----
+
+// A map's result computed in place in a column of a matrix (the insert
+// drops the slot's second dimension, not its first): its size is checked
+// against the column's length, not against the dropped dimension's 1.
+// SEQ-LABEL: func.func @column_computed_in_place
+// SEQ: %[[LEN:.*]] = tensor.dim %arg1, %c0
+// SEQ: %[[N:.*]] = tensor.dim %arg0, %c0
+// SEQ: %[[FITS:.*]] = arith.cmpi eq, %[[N]], %[[LEN]] : index
+// SEQ: cf.assert %[[FITS]], "{{.*}}rows of different sizes"
+// SEQ: tensor.empty(%[[N]])
+func.func @column_computed_in_place(%x: tensor<?xf64>, %m: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %m, %c0 : tensor<?x?xf64>
+  %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64):
+    %s = arith.mulf %a, %a : f64
+    soac.yield %s : f64
+  }
+  %w = tensor.insert_slice %r into %m[0, 1] [%n, 1] [1, 1] : tensor<?xf64> into tensor<?x?xf64>
+  return %w : tensor<?x?xf64>
+}
