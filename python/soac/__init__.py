@@ -29,6 +29,7 @@ from .diagnostics import parse, parse_file, verify
 from .autodiff import Derivative
 from .forward import Jacobian
 from .compiler import compile, get_jit_cache_size, lower, set_jit_cache_size
+from .tiers import wait_for_background_compiles
 from .errors import BuildError, Error, InterpretError, LoweringError, ParseError, VerificationError
 from .interp import interpret
 
@@ -99,6 +100,7 @@ __all__ = [
     "verify",
     "vjp",
     "vmap",
+    "wait_for_background_compiles",
     "while_loop",
 ]
 

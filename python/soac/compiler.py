@@ -23,9 +23,11 @@ array([2., 3., 4.], dtype=float32)
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import pathlib
+import shutil
 import tempfile
 import threading
 import time
@@ -35,6 +37,7 @@ from typing import ClassVar
 
 from mlir import ir, passmanager
 
+from . import tiers
 from .diagnostics import diagnostic_lines, parse
 from .errors import Error, LoweringError
 from .runtime import abi, aot, disk_cache, jit
@@ -305,6 +308,13 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
     moves it, ``SOAC_CACHE=off`` turns it off, ``SOAC_CACHE_MAX_SIZE`` bounds
     it: see :mod:`soac.runtime.disk_cache`).
 
+    A large CPU function that is not in the disk cache starts on its
+    sequential code, compiled before ``compile`` returns, while a background
+    process compiles its parallel code, which later calls run and the disk
+    cache keeps (:mod:`soac.tiers`; ``SOAC_TIERED=off`` compiles the
+    parallel code at once, :func:`soac.wait_for_background_compiles` waits
+    for it).
+
     ``timing=True`` (or ``SOAC_TIMING=1``) compiles even when the code is
     cached and prints MLIR's time of every pass of the pipeline to standard
     error. Compilations report their stages and times to the ``soac``
@@ -351,27 +361,65 @@ def clear_disk_cache() -> None:
 
 def _compile_or_load(
     module: ir.Module, function: str, entry: Signature, options: CpuOptions | GpuOptions, timing: bool
-) -> CompiledFunction:
+) -> CompiledFunction | tiers.TieredFunction:
     """``@function`` of ``module`` loaded from the disk cache, or compiled
-    (and stored there)."""
+    (and stored there); for the CPU with OpenMP, maybe in two tiers
+    (:mod:`soac.tiers`)."""
     cache = disk_cache.open_from_environment()
+    text = module.operation.get_asm(enable_debug_info=True)  # run-time errors name its locations
+    compiled = None if timing else _load(cache, text, function, options)
+    if compiled is not None:
+        return compiled
+    if timing or options.TARGET != "cpu" or not options.openmp or not tiers.enabled():
+        return _compile(module, function, entry, options, timing, cache, _key(cache, text, function, options))
+    sequential = dataclasses.replace(options, openmp=False)
+    compiled = _load(cache, text, function, sequential)
+    compiling = compiled is None
+    if compiling:
+        start = time.perf_counter()
+        lowered = lower(module, options=sequential, only=function)
+        if not tiers.worth_tiering(str(lowered)):
+            return _compile(module, function, entry, options, False, cache, _key(cache, text, function, options))
+        compiled = _compile(module, function, entry, sequential, False, cache,
+                            _key(cache, text, function, sequential), (lowered, start))
+    key = _key(cache, text, function, options)
+
+    def store(directory: pathlib.Path) -> None:
+        if cache is not None:
+            cache.store(key, lambda entry: _copy_files(directory, entry))
+
+    _log.log(logging.INFO if compiling else logging.DEBUG,
+             "@%s runs sequential code while its parallel code compiles in the background", function)
+    return tiers.TieredFunction(compiled, tiers.compile_in_background(text, function, options, store))
+
+
+def _key(cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions) -> str:
+    return "" if cache is None else disk_cache.key([text, function, repr(options)])
+
+
+def _load(
+    cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions
+) -> CompiledFunction | None:
+    """``@function`` compiled with ``options`` from the disk cache, or None."""
     if cache is None:
-        return _compile(module, function, entry, options, timing, None, "")
+        return None
     start = time.perf_counter()
-    # The locations are part of the key: run-time errors name them.
-    key = disk_cache.key([module.operation.get_asm(enable_debug_info=True), function, repr(options)])
-    if not timing:
-        directory = cache.lookup(key)
-        if directory is not None:
-            try:
-                compiled = abi.load_library(str(directory / f"lib{function}.so")).functions[function]
-            except (OSError, KeyError, ValueError) as error:
-                _log.warning("soac: could not load @%s from the disk cache entry %s (%s); compiling again",
-                             function, directory, error)
-            else:
-                _log.debug("loaded @%s from the disk cache in %.3f s (%s)", function, time.perf_counter() - start, directory)
-                return compiled
-    return _compile(module, function, entry, options, timing, cache, key)
+    directory = cache.lookup(_key(cache, text, function, options))
+    if directory is None:
+        return None
+    try:
+        compiled = abi.load_library(str(directory / f"lib{function}.so")).functions[function]
+    except (OSError, KeyError, ValueError) as error:
+        _log.warning("soac: could not load @%s from the disk cache entry %s (%s); compiling again",
+                     function, directory, error)
+        return None
+    _log.debug("loaded @%s from the disk cache in %.3f s (%s)", function, time.perf_counter() - start, directory)
+    return compiled
+
+
+def _copy_files(source: pathlib.Path, target: pathlib.Path) -> None:
+    for path in source.iterdir():
+        shutil.copy2(path, target / path.name)
 
 
 def _compile(
@@ -382,12 +430,17 @@ def _compile(
     timing: bool,
     cache: disk_cache.DiskCache | None,
     key: str,
+    lowered_since: tuple[ir.Module, float] | None = None,
 ) -> CompiledFunction:
     """``@function`` of ``module`` compiled into this process, and stored in
     ``cache`` unless it is None; the stages' times go to the ``soac`` logger
-    (INFO when the whole takes over a second)."""
-    start = time.perf_counter()
-    lowered = lower(module, options=options, only=function, timing=timing)
+    (INFO when the whole takes over a second). ``lowered_since``: the
+    caller lowered it already, starting at that ``time.perf_counter()``."""
+    if lowered_since is None:
+        start = time.perf_counter()
+        lowered = lower(module, options=options, only=function, timing=timing)
+    else:
+        lowered, start = lowered_since
     lowering = time.perf_counter() - start
     if options.TARGET == "gpu":
         # GPU code runs from a shared library, the way it runs where MLIR is

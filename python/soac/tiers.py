@@ -1,0 +1,295 @@
+"""Tiered compilation on the CPU: a large function's sequential code first,
+its parallel code from a background process.
+
+Parallel code costs LLVM about three times what sequential code does: each
+top-level SOAC becomes an OpenMP region (outlined, with its chunk partials)
+and also keeps a sequential loop for small sizes and one thread. ADBench's
+GMM gradient took 0.95 s sequential against 3.25 s parallel on this
+project's 2-core machine (docs/benchmarks.md, "Compile time"). So when
+:func:`soac.compile` finds no code in the disk cache for a function whose
+sequential lowering is large (``LARGE_BYTES``), it
+
+* compiles the sequential code (``CpuOptions(openmp=False)``) in this
+  process and returns a :class:`TieredFunction` that runs it;
+* compiles the parallel code in a child process (``python -m soac.tiers``;
+  one child at a time, at a lower priority), which cannot hold up this
+  process: MLIR's Python bindings keep the GIL while they compile;
+* switches the function to the parallel code at its first call after the
+  child is done, and stores that code in the disk cache, where later
+  processes find it.
+
+Both tiers compute the same function; a reduce or scan may round
+differently in parallel (it adds in chunks), as it does today between one
+thread and several. ``SOAC_TIERED=off`` (read at each compilation) compiles
+the parallel code before ``soac.compile`` returns; so does ``timing=True``.
+:func:`wait_for_background_compiles` waits for the children (benchmarks
+call it before timing). At exit, a child still compiling is stopped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import pathlib
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict
+from typing import Any
+
+_log = logging.getLogger("soac")
+
+# A sequential lowering (LLVM dialect, printed) below this size compiles
+# its parallel code at once: the child would not finish much sooner than
+# the compile it saves (k-means' gradient, 50 KB: 0.3 s in all).
+LARGE_BYTES = 200_000
+
+_OFF = ("off", "0", "false", "no")
+
+
+def enabled() -> bool:
+    """Whether ``SOAC_TIERED`` lets large functions start on sequential code."""
+    return os.environ.get("SOAC_TIERED", "").strip().lower() not in _OFF
+
+
+def worth_tiering(sequential_lowering: str) -> bool:
+    """Whether a function whose sequential code lowers to this text is large
+    enough to compile its parallel code in the background."""
+    return len(sequential_lowering) >= LARGE_BYTES
+
+
+class ParallelCode:
+    """The parallel code of one function, compiled by a child process: not
+    yet done, done (``function``), or failed (``function`` stays None)."""
+
+    def __init__(self, ir: str, function: str, options: Any, store):
+        self.ir, self.name, self.options = ir, function, options
+        self._store = store  # store(directory): puts the files in the disk cache
+        self.function = None
+        self._done = threading.Event()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def give_up(self) -> None:
+        self._done.set()
+
+    def build(self, worker: _Worker) -> None:
+        """Runs the child, loads its library and stores it (on the worker's thread)."""
+        from .runtime import abi
+
+        start = time.perf_counter()
+        scratch = pathlib.Path(tempfile.mkdtemp(prefix="soac-parallel-"))
+        try:
+            request = json.dumps({"ir": self.ir, "function": self.name, "options": asdict(self.options)})
+            failure = worker.run_child(scratch, request)
+            if failure is not None:
+                if not worker.closed:  # else stopped at exit: nothing to say
+                    _log.warning("soac: the parallel code of @%s did not compile (%s); it keeps running "
+                                 "sequential code", self.name, failure)
+                return
+            self.function = abi.load_library(str(scratch / f"lib{self.name}.so")).functions[self.name]
+            self._store(scratch)
+            _log.info("the parallel code of @%s is ready (compiled in the background in %.2f s)",
+                      self.name, time.perf_counter() - start)
+        except Exception as error:  # noqa: BLE001  (the sequential code keeps working)
+            _log.warning("soac: could not load the parallel code of @%s (%s); it keeps running sequential code",
+                         self.name, error)
+        finally:
+            # A loaded library stays mapped after its file is gone.
+            shutil.rmtree(scratch, ignore_errors=True)
+            self._done.set()
+
+
+class TieredFunction:
+    """A compiled function that runs its sequential code until its parallel
+    code is ready, then the parallel code. Called, and described, like the
+    function it wraps (``signature``)."""
+
+    def __init__(self, sequential, parallel: ParallelCode):
+        self.signature = sequential.signature
+        self._current = sequential
+        self._parallel: ParallelCode | None = parallel
+        self._tier = "sequential"
+
+    @property
+    def tier(self) -> str:
+        """``"sequential"`` or ``"parallel"``: the code the next call runs
+        (sequential for good if the parallel code failed to compile)."""
+        self._switch()
+        return self._tier
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Waits until the parallel code is ready or has failed to compile;
+        whether the next call runs it."""
+        parallel = self._parallel
+        if parallel is not None:
+            parallel.wait(timeout)
+        return self.tier == "parallel"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._switch()
+        return self._current(*args, **kwargs)
+
+    def timed(self, *args: Any, **kwargs: Any) -> Any:
+        """As ``CompiledFunction.timed`` (which measures GPU code only)."""
+        self._switch()
+        return self._current.timed(*args, **kwargs)
+
+    def _switch(self) -> None:
+        parallel = self._parallel
+        if parallel is None or not parallel.done:
+            return
+        if parallel.function is not None:
+            self._current, self._tier = parallel.function, "parallel"
+        self._parallel = None
+
+
+class _Worker:
+    """One thread that runs the children one after another (several at once
+    would take the cores from this process and from each other)."""
+
+    def __init__(self):
+        self._jobs: queue.Queue[ParallelCode] = queue.Queue()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+        self._child: subprocess.Popen | None = None
+        self._unfinished: list[ParallelCode] = []
+        self._closed = False
+
+    def submit(self, job: ParallelCode) -> None:
+        with self._lock:
+            self._unfinished.append(job)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="soac-parallel-code", daemon=True)
+                self._thread.start()
+        self._jobs.put(job)
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        with self._lock:
+            return self._idle.wait_for(lambda: not self._unfinished, timeout)
+
+    def run_child(self, directory: pathlib.Path, request: str) -> str | None:
+        """Compiles the request's parallel code into ``directory`` in a child
+        process; None when it succeeded, else why not."""
+        package_parent = str(pathlib.Path(__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+        with self._lock:
+            if self._closed:
+                return "the process is exiting"
+            child = self._child = subprocess.Popen(
+                child_command(directory), stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+            )
+        try:
+            _, errors = child.communicate(request)
+        finally:
+            with self._lock:
+                self._child = None
+        if child.returncode != 0:
+            lines = errors.strip().splitlines()
+            return lines[-1] if lines else f"exit status {child.returncode}"
+        return None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Stops the child that is compiling; later jobs fail at once."""
+        with self._lock:
+            self._closed = True
+            if self._child is not None:
+                self._child.kill()
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job.build(self)
+            finally:
+                with self._lock:
+                    self._unfinished.remove(job)
+                    self._idle.notify_all()
+
+    def abandon(self) -> None:
+        """In a process forked from this one, which has none of its threads
+        or children: the jobs are given up (their functions stay sequential)."""
+        for job in list(self._unfinished):
+            job.give_up()
+
+
+def child_command(directory: pathlib.Path) -> list[str]:
+    """The command of the child that compiles parallel code into ``directory``."""
+    return [sys.executable, "-m", "soac.tiers", str(directory)]
+
+
+_WORKER = _Worker()
+
+
+def _after_fork() -> None:
+    global _WORKER
+    _WORKER.abandon()
+    _WORKER = _Worker()
+
+
+atexit.register(lambda: _WORKER.close())
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def compile_in_background(ir: str, function: str, options: Any, store) -> ParallelCode:
+    """Queues the compilation of ``@function``'s parallel code (``options``);
+    ``store(directory)`` is given the directory of its shared library once
+    it is loaded."""
+    job = ParallelCode(ir, function, options, store)
+    _WORKER.submit(job)
+    return job
+
+
+def wait_for_background_compiles(timeout: float | None = None) -> bool:
+    """Waits until every function's parallel code queued so far is compiled
+    (or failed to compile); False if ``timeout`` seconds passed first. The
+    functions switch to it at their next call."""
+    return _WORKER.wait_idle(timeout)
+
+
+def _child_main(directory: str) -> None:
+    """``python -m soac.tiers DIR``: compiles the parallel code the JSON
+    request on standard input names into ``DIR/lib<function>.so``."""
+    from mlir import ir
+
+    from . import compiler
+    from .diagnostics import parse
+    from .runtime import aot, jit
+
+    try:
+        os.nice(5)  # a background job: the parent's work comes first
+    except OSError:
+        pass
+    request = json.load(sys.stdin)
+    function = request["function"]
+    options = compiler.CpuOptions(**request["options"])
+    with ir.Context():
+        module = parse(request["ir"])
+        entry = compiler.signature(function, compiler.public_functions(module)[function])
+        lowered = compiler.lower(module, options=options, only=function)
+        object_file = pathlib.Path(directory, f"{function}.o")
+        jit.jit(lowered, [entry], openmp=options.openmp, object_file=str(object_file))
+        aot.link_jit_object(object_file, [entry], directory, options)
+        object_file.unlink()
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1])
