@@ -72,21 +72,21 @@ struct MapToLoops : OpRewritePattern<MapOp> {
       results = tabulateRows(b, map, n, parallel, seeds, seeded, body,
                              options, folded, reduced, foldedResults);
     } else {
-      auto outputs = [&] {
-        return llvm::map_to_vector(
-            llvm::enumerate(map.getResultTypes()), [&](auto rt) -> Value {
-              auto [r, type] = rt;
-              return seeds[r] >= 0
-                         ? map.getInputs()[seeds[r]]
-                         : emptyTensor(b, cast<RankedTensorType>(type), n);
-            });
-      };
+      // One set of outputs, before the choice between the parallel and the
+      // sequential loop: each fills it, so the result is allocated once.
+      SmallVector<Value> outputs = llvm::map_to_vector(
+          llvm::enumerate(map.getResultTypes()), [&](auto rt) -> Value {
+            auto [r, type] = rt;
+            return seeds[r] >= 0
+                       ? map.getInputs()[seeds[r]]
+                       : emptyTensor(b, cast<RankedTensorType>(type), n);
+          });
       if (!parallel)
-        results = tabulateInto(b, n, outputs(), seeded, false, body);
+        results = tabulateInto(b, n, outputs, seeded, false, body);
       else
         results = chooseByWork(b, options, rowWork(b, map.getInputs(), map, n),
                                map.getResultTypes(), [&](bool enough) {
-                                 return tabulateInto(b, n, outputs(), seeded,
+                                 return tabulateInto(b, n, outputs, seeded,
                                                      enough, body);
                                });
     }

@@ -4,14 +4,16 @@
 // A map with scalar rows: a parallel linalg.generic reading its rows at
 // linalg.index when there are enough of them to repay a parallel region and
 // more than one thread, else a sequential loop (chosen at run time: sizes and
-// the thread count are dynamic). The pass declares the OpenMP runtime's
-// thread count function.
+// the thread count are dynamic). Both fill one tensor, made before the
+// choice, so that the result is allocated once. The pass declares the
+// OpenMP runtime's thread count function.
 // CHECK: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func @map_scalar
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK-DAG: %[[MIN:.*]] = arith.constant 16384 : index
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[N:.*]] = tensor.dim %arg0
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%[[N]]) : tensor<?xf32>
 // CHECK: %[[WORK:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
 // CHECK: %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[T:.*]] = arith.index_cast %[[THREADS]] : i32 to index
@@ -26,14 +28,15 @@
 // SEQ: arith.mulf
 // SEQ: tensor.insert
 // CHECK: scf.if %[[ENOUGH]] -> (tensor<?xf32>) {
-// CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
+// CHECK-NOT: tensor.empty
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} outs(%[[EMPTY]] : tensor<?xf32>)
 // CHECK: %[[I:.*]] = linalg.index 0 : index
 // CHECK: %[[X:.*]] = tensor.extract %arg0[%[[I]]]
 // CHECK: %[[M:.*]] = arith.mulf %[[X]], %arg1
 // CHECK: linalg.yield %[[M]] : f32
 // CHECK: } else {
-// CHECK: scf.for
+// CHECK-NOT: tensor.empty
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
 // CHECK: arith.mulf
 // CHECK: tensor.insert
 // CHECK: } {soac.row_loop}
