@@ -81,3 +81,32 @@ def test_against_pytorch(module):
     np.testing.assert_allclose(our_value, value.item(), rtol=1e-10)
     for got, want in zip(our_gradients, gradients, strict=True):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@by_name
+def test_parallel_code_matches_the_sequential_code_it_replaces(module, tmp_path, monkeypatch):
+    """Large gradients start on sequential code while their parallel code
+    compiles in the background (soac.tiers): both tiers, on two threads,
+    against each other."""
+    from soac import tiers
+
+    monkeypatch.setenv("SOAC_CACHE_DIR", str(tmp_path))  # neither tier compiled before
+    monkeypatch.setenv("SOAC_TIERED", "on")
+    inputs = module.inputs(**module.SIZES["small"])
+    function, args = module.soac_version(*inputs)
+    traced = soac.value_and_grad(function, argnums=tuple(module.WRT)).trace(*args)
+    soac.clear_caches()
+    threads = soac.get_num_threads()
+    soac.set_num_threads(2)
+    try:
+        compiled = soac.compile(traced.module, traced.name)
+        if not isinstance(compiled, tiers.TieredFunction):
+            assert module.NAME in ("BA", "k-means")  # small: parallel code at once
+            return
+        sequential = compiled(*args)
+        assert compiled.wait(600) and compiled.tier == "parallel"
+        parallel = compiled(*args)
+    finally:
+        soac.set_num_threads(threads)
+    for got, want in zip(parallel, sequential, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
