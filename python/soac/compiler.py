@@ -372,8 +372,11 @@ def _compile_or_load(
         return compiled
     if timing or options.TARGET != "cpu" or not options.openmp or not tiers.enabled():
         return _compile(module, function, entry, options, timing, cache, _key(cache, text, function, options))
+    # The first tier: sequential code, and LLVM at -O0 (its own key), which
+    # compiles 2-4 times faster and runs 1.2-1.8 times slower (docs/benchmarks.md).
     sequential = dataclasses.replace(options, openmp=False)
-    compiled = _load(cache, text, function, sequential)
+    first_tier = tiers.FIRST_TIER_OPT_LEVEL
+    compiled = _load(cache, text, function, sequential, first_tier)
     compiling = compiled is None
     if compiling:
         start = time.perf_counter()
@@ -381,30 +384,43 @@ def _compile_or_load(
         if not tiers.worth_tiering(str(lowered)):
             return _compile(module, function, entry, options, False, cache, _key(cache, text, function, options))
         compiled = _compile(module, function, entry, sequential, False, cache,
-                            _key(cache, text, function, sequential), (lowered, start))
+                            _key(cache, text, function, sequential, first_tier), (lowered, start), first_tier)
     key = _key(cache, text, function, options)
 
     def store(directory: pathlib.Path) -> None:
         if cache is not None:
             cache.store(key, lambda entry: _copy_files(directory, entry))
 
+    def compile_here() -> CompiledFunction:
+        # The child failed (no C compiler to link with, an embedded Python):
+        # what SOAC_TIERED=off would have compiled, in this process.
+        return _compile(module, function, entry, options, False, cache, key)
+
     _log.log(logging.INFO if compiling else logging.DEBUG,
              "@%s runs sequential code while its parallel code compiles in the background", function)
-    return tiers.TieredFunction(compiled, tiers.compile_in_background(text, function, options, store))
+    parallel = tiers.compile_in_background(text, function, options, store)
+    return tiers.TieredFunction(compiled, parallel, compile_here)
 
 
-def _key(cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions) -> str:
-    return "" if cache is None else disk_cache.key([text, function, repr(options)])
+def _key(
+    cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions, opt_level: int = 3
+) -> str:
+    if cache is None:
+        return ""
+    parts = [text, function, repr(options)]
+    return disk_cache.key(parts if opt_level == 3 else [*parts, f"llvm-opt-level={opt_level}"])
 
 
 def _load(
-    cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions
+    cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions,
+    opt_level: int = 3,
 ) -> CompiledFunction | None:
-    """``@function`` compiled with ``options`` from the disk cache, or None."""
+    """``@function`` compiled with ``options`` (LLVM at ``opt_level``) from
+    the disk cache, or None."""
     if cache is None:
         return None
     start = time.perf_counter()
-    directory = cache.lookup(_key(cache, text, function, options))
+    directory = cache.lookup(_key(cache, text, function, options, opt_level))
     if directory is None:
         return None
     try:
@@ -431,11 +447,13 @@ def _compile(
     cache: disk_cache.DiskCache | None,
     key: str,
     lowered_since: tuple[ir.Module, float] | None = None,
+    opt_level: int = 3,
 ) -> CompiledFunction:
-    """``@function`` of ``module`` compiled into this process, and stored in
-    ``cache`` unless it is None; the stages' times go to the ``soac`` logger
-    (INFO when the whole takes over a second). ``lowered_since``: the
-    caller lowered it already, starting at that ``time.perf_counter()``."""
+    """``@function`` of ``module`` compiled into this process (LLVM at
+    ``opt_level``; the GPU's is in ``options``), and stored in ``cache``
+    unless it is None; the stages' times go to the ``soac`` logger (INFO
+    when the whole takes over a second). ``lowered_since``: the caller
+    lowered it already, starting at that ``time.perf_counter()``."""
     if lowered_since is None:
         start = time.perf_counter()
         lowered = lower(module, options=options, only=function, timing=timing)
@@ -456,13 +474,14 @@ def _compile(
         llvm = time.perf_counter() - start - lowering
         storing = 0.0
     elif cache is None:
-        compiled = jit.jit(lowered, [entry], openmp=options.openmp)[function]
+        compiled = jit.jit(lowered, [entry], openmp=options.openmp, opt_level=opt_level)[function]
         llvm = time.perf_counter() - start - lowering
         storing = 0.0
     else:
         with tempfile.TemporaryDirectory(prefix="soac-object-") as scratch:
             object_file = os.path.join(scratch, f"{function}.o")
-            compiled = jit.jit(lowered, [entry], openmp=options.openmp, object_file=object_file)[function]
+            compiled = jit.jit(lowered, [entry], openmp=options.openmp, object_file=object_file,
+                               opt_level=opt_level)[function]
             llvm = time.perf_counter() - start - lowering
             cache.store(key, lambda directory: aot.link_jit_object(object_file, [entry], directory, options))
         storing = time.perf_counter() - start - lowering - llvm

@@ -9,14 +9,19 @@ project's 2-core machine (docs/benchmarks.md, "Compile time"). So when
 :func:`soac.compile` finds no code in the disk cache for a function whose
 sequential lowering is large (``LARGE_BYTES``), it
 
-* compiles the sequential code (``CpuOptions(openmp=False)``) in this
-  process and returns a :class:`TieredFunction` that runs it;
+* compiles the sequential code (``CpuOptions(openmp=False)``, LLVM at
+  -O0: the first tier, 2-4 times faster to compile, 1.15-1.8 times slower
+  to run) in this process and returns a :class:`TieredFunction` that runs
+  it;
 * compiles the parallel code in a child process (``python -m soac.tiers``;
   one child at a time, at a lower priority), which cannot hold up this
   process: MLIR's Python bindings keep the GIL while they compile;
 * switches the function to the parallel code at its first call after the
   child is done, and stores that code in the disk cache, where later
-  processes find it.
+  processes find it (if the child failed, that call compiles it here).
+
+A call that runs the first tier runs on one core: one that takes a second
+or more makes the next call wait for the parallel code.
 
 Both tiers compute the same function; a reduce or scan may round
 differently in parallel (it adds in chunks), as it does today between one
@@ -45,6 +50,14 @@ from typing import Any
 
 _log = logging.getLogger("soac")
 
+# LLVM's optimization level for the first tier: -O0 compiled ADBench's
+# gradients 2-4 times faster than -O3, and they ran 1.15-1.8 times slower
+# (docs/benchmarks.md, "Compile time").
+FIRST_TIER_OPT_LEVEL = 0
+
+# A first-tier call this long makes the next call wait for the parallel code.
+LONG_CALL_SECONDS = 1.0
+
 # A sequential lowering (LLVM dialect, printed) below this size compiles
 # its parallel code at once: the child would not finish much sooner than
 # the compile it saves (k-means' gradient, 50 KB: 0.3 s in all).
@@ -72,6 +85,7 @@ class ParallelCode:
         self.ir, self.name, self.options = ir, function, options
         self._store = store  # store(directory): puts the files in the disk cache
         self.function = None
+        self.abandoned = False
         self._done = threading.Event()
 
     @property
@@ -82,6 +96,9 @@ class ParallelCode:
         return self._done.wait(timeout)
 
     def give_up(self) -> None:
+        """In a forked process: no parallel code, and none to compile here
+        either (the parent's MLIR thread pool did not come along)."""
+        self.abandoned = True
         self._done.set()
 
     def build(self, worker: _Worker) -> None:
@@ -95,15 +112,16 @@ class ParallelCode:
             failure = worker.run_child(scratch, request)
             if failure is not None:
                 if not worker.closed:  # else stopped at exit: nothing to say
-                    _log.warning("soac: the parallel code of @%s did not compile (%s); it keeps running "
-                                 "sequential code", self.name, failure)
+                    _log.warning("soac: the parallel code of @%s did not compile in the background (%s); "
+                                 "the next call compiles it", self.name, failure)
                 return
             self.function = abi.load_library(str(scratch / f"lib{self.name}.so")).functions[self.name]
             self._store(scratch)
             _log.info("the parallel code of @%s is ready (compiled in the background in %.2f s)",
                       self.name, time.perf_counter() - start)
-        except Exception as error:  # noqa: BLE001  (the sequential code keeps working)
-            _log.warning("soac: could not load the parallel code of @%s (%s); it keeps running sequential code",
+        except Exception as error:  # noqa: BLE001  (the next call compiles it)
+            self.function = None
+            _log.warning("soac: could not load the parallel code of @%s (%s); the next call compiles it",
                          self.name, error)
         finally:
             # A loaded library stays mapped after its file is gone.
@@ -112,34 +130,53 @@ class ParallelCode:
 
 
 class TieredFunction:
-    """A compiled function that runs its sequential code until its parallel
-    code is ready, then the parallel code. Called, and described, like the
-    function it wraps (``signature``)."""
+    """A compiled function that runs its first tier (sequential code, LLVM
+    at ``FIRST_TIER_OPT_LEVEL``) until its parallel code is ready, then the
+    parallel code. Called, and described, like the function it wraps
+    (``signature``).
 
-    def __init__(self, sequential, parallel: ParallelCode):
-        self.signature = sequential.signature
-        self._current = sequential
+    If the child fails (no C compiler to link with, an embedded Python
+    whose ``sys.executable`` is not Python), the next call compiles the
+    parallel code in this process, as ``SOAC_TIERED=off`` would have. A call
+    of the first tier that takes ``LONG_CALL_SECONDS`` or more makes the
+    next call wait for the parallel code: calls that long repay the wait."""
+
+    def __init__(self, first_tier, parallel: ParallelCode, compile_here):
+        self.signature = first_tier.signature
+        self._current = first_tier
         self._parallel: ParallelCode | None = parallel
+        self._compile_here = compile_here
         self._tier = "sequential"
+        self._long_calls = False
+        self._lock = threading.Lock()
 
     @property
     def tier(self) -> str:
-        """``"sequential"`` or ``"parallel"``: the code the next call runs
-        (sequential for good if the parallel code failed to compile)."""
+        """``"sequential"`` or ``"parallel"``: the code the next call runs."""
         self._switch()
         return self._tier
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Waits until the parallel code is ready or has failed to compile;
-        whether the next call runs it."""
+        """Waits until the parallel code is ready (compiling it here if the
+        child failed); whether the next call runs it."""
         parallel = self._parallel
-        if parallel is not None:
-            parallel.wait(timeout)
-        return self.tier == "parallel"
+        if parallel is not None and not parallel.wait(timeout):
+            return False
+        self._switch()
+        return self._tier == "parallel"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._long_calls:
+            self.wait()
         self._switch()
-        return self._current(*args, **kwargs)
+        if self._tier == "parallel":
+            return self._current(*args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return self._current(*args, **kwargs)
+        finally:
+            if time.perf_counter() - start >= LONG_CALL_SECONDS:
+                self._long_calls = True
 
     def timed(self, *args: Any, **kwargs: Any) -> Any:
         """As ``CompiledFunction.timed`` (which measures GPU code only)."""
@@ -147,12 +184,21 @@ class TieredFunction:
         return self._current.timed(*args, **kwargs)
 
     def _switch(self) -> None:
-        parallel = self._parallel
-        if parallel is None or not parallel.done:
-            return
-        if parallel.function is not None:
-            self._current, self._tier = parallel.function, "parallel"
-        self._parallel = None
+        with self._lock:
+            parallel = self._parallel
+            if parallel is None or not parallel.done:
+                return
+            self._parallel = None
+            if parallel.function is not None:
+                self._current, self._tier = parallel.function, "parallel"
+                return
+            if parallel.abandoned:
+                return
+            try:
+                self._current, self._tier = self._compile_here(), "parallel"
+            except Exception as error:  # noqa: BLE001  (the first tier keeps working)
+                _log.warning("soac: the parallel code of @%s did not compile here either (%s); it keeps "
+                             "running sequential code", self.signature.name, error)
 
 
 class _Worker:

@@ -2,8 +2,9 @@
 code, switches to parallel code compiled by a background process, and that
 code goes into the disk cache; both tiers compute the same results and stop
 failed calls with the same errors; small functions, SOAC_TIERED=off and
-timing=True compile parallel code at once; a child that fails leaves the
-sequential code running, and one still compiling at exit is stopped."""
+timing=True compile parallel code at once; when the child fails, the next
+call compiles the parallel code; a long call makes the next one wait for
+it; a child still compiling at exit is stopped."""
 
 from __future__ import annotations
 
@@ -130,15 +131,36 @@ def test_parallel_code_at_once(tiered, monkeypatch, how):
     np.testing.assert_allclose(total(X), X.sum(), rtol=1e-12)
 
 
-def test_a_child_that_fails_leaves_the_sequential_code_running(tiered, monkeypatch, caplog):
+def test_a_child_that_fails_leaves_the_parallel_code_to_the_next_call(tiered, monkeypatch, caplog):
     monkeypatch.setattr(tiers, "child_command",
                         lambda directory: [sys.executable, "-c", "import sys; sys.exit('no compiler here')"])
     with caplog.at_level(logging.WARNING, logger="soac"):
         total = soac.compile(PROGRAM, "total")
-        assert not total.wait(300)
-    assert total.tier == "sequential"
+        np.testing.assert_allclose(total(X), X.sum(), rtol=1e-12)
+        assert tiers.wait_for_background_compiles(300)
     assert any("no compiler here" in r.getMessage() for r in caplog.records)
-    np.testing.assert_allclose(total(X), X.sum(), rtol=1e-12)
+    np.testing.assert_allclose(total(X), X.sum(), rtol=1e-12)  # compiled here, then run
+    assert total.tier == "parallel"
+    parallel = [entry for entry in entries(tiered) if calls_openmp(entry, "total")]
+    assert len(parallel) == 1  # and stored for later processes
+
+
+def test_a_long_call_makes_the_next_one_wait_for_the_parallel_code(tiered, monkeypatch):
+    monkeypatch.setattr(tiers, "LONG_CALL_SECONDS", 0.0)  # every call is long
+    total = soac.compile(PROGRAM, "total")
+    total(X)
+    assert total._parallel is not None or total.tier == "parallel"
+    total(X)
+    assert total.tier == "parallel"
+
+
+def test_the_first_tier_is_stored_apart_from_the_sequential_code_users_ask_for(tiered):
+    soac.compile(PROGRAM, "total").wait(300)
+    soac.clear_caches()
+    sequential = soac.compile(PROGRAM, "total", options=soac.compiler.CpuOptions(openmp=False))
+    assert isinstance(sequential, CompiledFunction)
+    np.testing.assert_allclose(sequential(X), X.sum(), rtol=1e-12)
+    assert len(entries(tiered)) == 3  # first tier (-O0), parallel, sequential at -O3
 
 
 def test_a_child_still_compiling_at_exit_is_stopped(tmp_path):
@@ -166,7 +188,7 @@ def test_a_child_still_compiling_at_exit_is_stopped(tmp_path):
             continue
 
 
-def test_a_forked_process_keeps_the_sequential_code(tiered, monkeypatch):
+def test_a_forked_process_keeps_the_first_tier(tiered, monkeypatch):
     # The child never finishes in the parent either: the fork is taken
     # while the job is surely unfinished.
     monkeypatch.setattr(tiers, "child_command",
@@ -174,10 +196,12 @@ def test_a_forked_process_keeps_the_sequential_code(tiered, monkeypatch):
     total = soac.compile(PROGRAM, "total")
     pid = os.fork()
     if pid == 0:  # the forked process: no worker thread, no child of its own
+        # Its job is given up at once, and no compile is tried here (MLIR's
+        # threads stayed in the parent).
         ok = not total.wait(30) and total.tier == "sequential" and abs(total(X) - X.sum()) < 1e-9
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    tiers._WORKER.close()  # stops the sleeping child, as at exit
-    assert not total.wait(60)
+    assert total.tier == "sequential"  # here the child still sleeps
+    tiers._WORKER.close()  # stops it, as at exit
     tiers._WORKER = tiers._Worker()  # for the tests after this one

@@ -22,18 +22,23 @@ def _checked_calls() -> CheckedCalls:
 
 
 def jit(
-    lowered: ir.Module, signatures: list[Signature], *, openmp: bool, object_file: str | None = None
+    lowered: ir.Module,
+    signatures: list[Signature],
+    *,
+    openmp: bool,
+    object_file: str | None = None,
+    opt_level: int = 3,
 ) -> dict[str, CompiledFunction]:
-    """Compiles a module in the LLVM dialect at -O3; returns its functions by
-    name. With ``object_file``, the code is position independent and also
-    written there, as an ELF object a shared library can be linked from
-    (:func:`soac.runtime.aot.link_jit_object`)."""
+    """Compiles a module in the LLVM dialect (at -O3 unless told); returns
+    its functions by name. With ``object_file``, the code is position
+    independent and also written there, as an ELF object a shared library
+    can be linked from (:func:`soac.runtime.aot.link_jit_object`)."""
     libraries = [native.soac_runtime_library()]
     if openmp:
         libraries.append(native.openmp_library())
     try:
         engine = execution_engine.ExecutionEngine(
-            lowered, opt_level=3, shared_libs=libraries, enable_pic=object_file is not None
+            lowered, opt_level=opt_level, shared_libs=libraries, enable_pic=object_file is not None
         )
     except RuntimeError as error:
         raise Error(f"the JIT could not compile the lowered module: {error}") from None
