@@ -373,7 +373,7 @@ def _compile_or_load(
     if timing or options.TARGET != "cpu" or not options.openmp or not tiers.enabled():
         return _compile(module, function, entry, options, timing, cache, _key(cache, text, function, options))
     # The first tier: sequential code, and LLVM at -O0 (its own key), which
-    # compiles 2-4 times faster and runs 1.2-1.8 times slower (docs/benchmarks.md).
+    # compiles 2-4 times faster and runs 1.0-2.8 times slower (docs/benchmarks.md).
     sequential = dataclasses.replace(options, openmp=False)
     first_tier = tiers.FIRST_TIER_OPT_LEVEL
     compiled = _load(cache, text, function, sequential, first_tier)

@@ -10,7 +10,7 @@ project's 2-core machine (docs/benchmarks.md, "Compile time"). So when
 sequential lowering is large (``LARGE_BYTES``), it
 
 * compiles the sequential code (``CpuOptions(openmp=False)``, LLVM at
-  -O0: the first tier, 2-4 times faster to compile, 1.15-1.8 times slower
+  -O0: the first tier, 2-4 times faster to compile, 1.0-2.8 times slower
   to run) in this process and returns a :class:`TieredFunction` that runs
   it;
 * compiles the parallel code in a child process (``python -m soac.tiers``;
@@ -51,7 +51,7 @@ from typing import Any
 _log = logging.getLogger("soac")
 
 # LLVM's optimization level for the first tier: -O0 compiled ADBench's
-# gradients 2-4 times faster than -O3, and they ran 1.15-1.8 times slower
+# gradients 2-4 times faster than -O3, and they ran 1.0-2.8 times slower
 # (docs/benchmarks.md, "Compile time").
 FIRST_TIER_OPT_LEVEL = 0
 
@@ -59,9 +59,10 @@ FIRST_TIER_OPT_LEVEL = 0
 LONG_CALL_SECONDS = 1.0
 
 # A sequential lowering (LLVM dialect, printed) below this size compiles
-# its parallel code at once: the child would not finish much sooner than
-# the compile it saves (k-means' gradient, 50 KB: 0.3 s in all).
-LARGE_BYTES = 200_000
+# its parallel code at once, in 0.2 s or less on this project's machine: a
+# child would save little. ADBench's k-means gradient (42 KB) is above it,
+# as is every ADBench gradient.
+LARGE_BYTES = 32_000
 
 _OFF = ("off", "0", "false", "no")
 

@@ -188,20 +188,31 @@ def test_a_child_still_compiling_at_exit_is_stopped(tmp_path):
             continue
 
 
-def test_a_forked_process_keeps_the_first_tier(tiered, monkeypatch):
-    # The child never finishes in the parent either: the fork is taken
-    # while the job is surely unfinished.
-    monkeypatch.setattr(tiers, "child_command",
-                        lambda directory: [sys.executable, "-c", "import time; time.sleep(60)"])
-    total = soac.compile(PROGRAM, "total")
-    pid = os.fork()
-    if pid == 0:  # the forked process: no worker thread, no child of its own
-        # Its job is given up at once, and no compile is tried here (MLIR's
-        # threads stayed in the parent).
-        ok = not total.wait(30) and total.tier == "sequential" and abs(total(X) - X.sum()) < 1e-9
-        os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert total.tier == "sequential"  # here the child still sleeps
-    tiers._WORKER.close()  # stops it, as at exit
-    tiers._WORKER = tiers._Worker()  # for the tests after this one
+def test_a_forked_process_keeps_the_first_tier(tmp_path):
+    # In a fresh process (no JAX or other threads from earlier tests), whose
+    # background child sleeps: the fork surely happens before the switch.
+    script = textwrap.dedent(
+        f"""
+        import os, sys, time
+        import numpy as np, soac
+        from soac import tiers
+        tiers.LARGE_BYTES = 0
+        tiers.child_command = lambda directory: [sys.executable, "-c", "import time; time.sleep(60)"]
+        total = soac.compile({PROGRAM!r}, "total")
+        x = np.arange(10.0)
+        pid = os.fork()
+        if pid == 0:
+            # Its job is given up at once, and no compile is tried here
+            # (MLIR's threads stayed in the parent).
+            start = time.monotonic()
+            given_up = not total.wait(30) and time.monotonic() - start < 10
+            ok = given_up and total.tier == "sequential" and total(x) == 45.0
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        print("forked", os.waitstatus_to_exitcode(status), "parent", total.tier)
+        """
+    )
+    env = {**os.environ, "SOAC_TIERED": "on", "SOAC_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "forked 0 parent sequential" in done.stdout
