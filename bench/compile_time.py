@@ -11,7 +11,10 @@ the disk cache saves a later process.
 
 Ours is timed with the disk cache off and the in-memory caches cleared, as a
 first call (tracing, compiling, one run) minus a later call; JAX's the same
-way (``jax.jit``, first call minus a later one). One process, one run.
+way (``jax.jit``, first call minus a later one). Ours twice: as users get
+it, large functions starting on their first tier (soac.tiers), with the
+time until their parallel code is in; then with the parallel code compiled
+before the first call (``SOAC_TIERED=off``). One process, one run.
 
     .venv/bin/python bench/compile_time.py            # prints, updates docs/benchmarks.md
     .venv/bin/python bench/compile_time.py --no-write
