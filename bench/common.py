@@ -50,6 +50,22 @@ def alternating_medians(functions: dict[str, Callable[[], object]], rounds: int,
 
 
 @contextlib.contextmanager
+def environment(**variables: str) -> Iterator[None]:
+    """The environment with `variables` set inside the block (soac reads
+    SOAC_TIERED, SOAC_CACHE, ... at each compile), as it was after it."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
 def on_one_thread() -> Iterator[None]:
     """soac's compiled code runs on one thread inside the block; the number
     of threads it had comes back after it."""

@@ -35,7 +35,7 @@ import textwrap
 import time
 
 import numpy as np
-from common import ROOT, write_section
+from common import ROOT, environment, write_section
 
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
 
@@ -118,16 +118,16 @@ def ours(make, args) -> tuple[float, float, float, float, float]:
     until the parallel code was ready (from the start of the first call);
     then with the parallel code compiled before the first call
     (SOAC_TIERED=off)."""
-    os.environ["SOAC_TIERED"] = "on"
     soac.clear_caches()
-    start = time.perf_counter()
-    tiered = first_call(make, args)
-    stages = STAGES.take()
-    soac.wait_for_background_compiles()
-    ready = time.perf_counter() - start
-    os.environ["SOAC_TIERED"] = "off"
+    with environment(SOAC_TIERED="on"):
+        start = time.perf_counter()
+        tiered = first_call(make, args)
+        stages = STAGES.take()
+        soac.wait_for_background_compiles()
+        ready = time.perf_counter() - start
     soac.clear_caches()
-    at_once = first_call(make, args)
+    with environment(SOAC_TIERED="off"):
+        at_once = first_call(make, args)
     STAGES.take()
     return (tiered, *stages, ready, at_once)
 

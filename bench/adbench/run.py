@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common import write_section  # noqa: E402
+from common import environment, write_section  # noqa: E402
 
 import soac  # noqa: E402
 
@@ -109,7 +109,11 @@ def prepare_ours(module, inputs, row: Row) -> tuple:
     functions to time."""
     fn, args = module.soac_version(*inputs)
     primal, gradient = soac.jit(fn), soac.value_and_grad(fn, argnums=tuple(module.WRT))
-    row.compile_s["ours"] = seconds(lambda: primal(*args)) + seconds(lambda: gradient(*args))
+    # The compile as users get it: no code on disk, large functions on their
+    # first tier (soac.tiers); then the parallel code, which is what is timed.
+    with environment(SOAC_TIERED="on", SOAC_CACHE="off"):
+        row.compile_s["ours"] = seconds(lambda: primal(*args)) + seconds(lambda: gradient(*args))
+    soac.wait_for_background_compiles()
     value, gradients = gradient(*args)
     functions = {"ours primal": lambda: primal(*args), "ours gradient": lambda: gradient(*args)}
     return value, gradients if isinstance(gradients, tuple) else (gradients,), functions
@@ -224,7 +228,7 @@ def targets(rows: list[Row]) -> str:
     """Our overheads next to Futhark's published ones, and compile times."""
     lines = [
         "| objective | our overhead, small / large | Futhark's (sequential CPU) | met | ours / JAX gradient, small / large "
-        "| compile, small: ours (s) | JAX (s) |",
+        "| compile, small: ours, first tier (s) | JAX (s) |",
         "|---|---|---:|---|---|---:|---:|",
     ]
     for name in dict.fromkeys(r.name for r in rows):
