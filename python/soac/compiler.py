@@ -274,7 +274,7 @@ def compile(  # noqa: A001  (the natural name, as in jax.jit / torch.compile)
     output: str | os.PathLike | None = None,
     options: CpuOptions | GpuOptions | None = None,
     timing: bool = False,
-) -> CompiledFunction | aot.SharedLibrary:
+) -> CompiledFunction | tiers.TieredFunction | aot.SharedLibrary:
     """Compiles ``@function`` of ``module`` (an ``ir.Module`` or MLIR text).
 
     ``target="cpu"`` (options: :class:`CpuOptions`) runs on all cores;
