@@ -16,7 +16,8 @@ namespace soac::loops {
 
 Value RowReader::size(ImplicitLocOpBuilder &b) const {
   SmallVector<Value> sizes;
-  collectSizes(b, tensors, consumer, sizes);
+  SmallPtrSet<Operation *, 4> visited;
+  collectSizes(b, tensors, consumer, sizes, visited);
   for (Value other : ArrayRef<Value>(sizes).drop_front()) {
     if (getConstantIntValue(other) && getConstantIntValue(sizes.front()))
       continue; // the verifier has compared static sizes
@@ -48,11 +49,12 @@ SmallVector<MapOp> RowReader::fusedMaps() const {
 }
 
 void RowReader::collectSizes(ImplicitLocOpBuilder &b, ValueRange tensors,
-                             Operation *consumer,
-                             SmallVector<Value> &sizes) {
+                             Operation *consumer, SmallVector<Value> &sizes,
+                             SmallPtrSetImpl<Operation *> &visited) {
   for (Value tensor : tensors) {
     if (MapOp map = fusableProducer(tensor, consumer)) {
-      collectSizes(b, map.getInputs(), map, sizes);
+      if (visited.insert(map).second)
+        collectSizes(b, map.getInputs(), map, sizes, visited);
       continue;
     }
     auto type = cast<RankedTensorType>(tensor.getType());

@@ -11,6 +11,7 @@
 
 #include "dialect/SoacOps.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -42,10 +43,13 @@ public:
 
 private:
   /// The outer size of each tensor actually read: fused maps contribute the
-  /// sizes of their own inputs.
+  /// sizes of their own inputs, once per map (`visited`) however many of its
+  /// results are read: a vector-mode reduce reads the k+1 results of one map
+  /// of k+1 inputs, and compared (k+1)² sizes.
   static void collectSizes(mlir::ImplicitLocOpBuilder &b,
                            mlir::ValueRange tensors, mlir::Operation *consumer,
-                           llvm::SmallVector<mlir::Value> &sizes);
+                           llvm::SmallVector<mlir::Value> &sizes,
+                           llvm::SmallPtrSetImpl<mlir::Operation *> &visited);
   std::string mismatchMessage() const;
   static mlir::Value
   rowOf(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor,

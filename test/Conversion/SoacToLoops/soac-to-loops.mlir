@@ -702,3 +702,35 @@ func.func @column_computed_in_place(%x: tensor<?xf64>, %m: tensor<?x?xf64>) -> t
   %w = tensor.insert_slice %r into %m[0, 1] [%n, 1] [1, 1] : tensor<?xf64> into tensor<?x?xf64>
   return %w : tensor<?x?xf64>
 }
+
+// -----
+
+// A reduce reading the three results of one fused map compares the outer
+// sizes of the map's three inputs once (two asserts), not once per result
+// it reads (eight): a vector-mode reduce of k+1 lanes compared (k+1)².
+// CHECK-LABEL: func.func @fused_results_sized_once
+// CHECK-COUNT-2: cf.assert {{.*}}operands have different outer sizes
+// CHECK-NOT: cf.assert
+// CHECK: return
+// SEQ-LABEL: func.func @fused_results_sized_once
+// SEQ-COUNT-2: cf.assert {{.*}}operands have different outer sizes
+// SEQ-NOT: cf.assert
+// SEQ: return
+func.func @fused_results_sized_once(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: tensor<?xf64>) -> (f64, f64, f64) {
+  %z = arith.constant 0.0 : f64
+  %m:3 = soac.map ins(%a, %b, %c : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64>, tensor<?xf64> {
+  ^bb0(%x: f64, %y: f64, %w: f64):
+    %p = arith.mulf %x, %y : f64
+    %q = arith.mulf %x, %w : f64
+    %r = arith.mulf %y, %w : f64
+    soac.yield %p, %q, %r : f64, f64, f64
+  }
+  %s:3 = soac.reduce ins(%m#0, %m#1, %m#2 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) init(%z, %z, %z : f64, f64, f64) -> f64, f64, f64 {
+  ^bb0(%u0: f64, %u1: f64, %u2: f64, %v0: f64, %v1: f64, %v2: f64):
+    %t0 = arith.addf %u0, %v0 : f64
+    %t1 = arith.addf %u1, %v1 : f64
+    %t2 = arith.addf %u2, %v2 : f64
+    soac.yield %t0, %t1, %t2 : f64, f64, f64
+  }
+  return %s#0, %s#1, %s#2 : f64, f64, f64
+}
