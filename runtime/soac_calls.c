@@ -230,6 +230,16 @@ _Noreturn void soac_report_error(int32_t kind, const char *format, int64_t a,
   longjmp(call->stop, 1);
 }
 
+void soac_report_recorded_failure(int64_t *record) {
+  if (!record || !record[0])
+    return;
+  int32_t kind = (int32_t)record[0];
+  const char *message = (const char *)(intptr_t)record[1];
+  int64_t a = record[2], b = record[3];
+  record[0] = 0;
+  soac_report_error(kind, message, a, b);
+}
+
 void soac_record_error(int32_t kind, const char *format, int64_t a, int64_t b) {
   Call *call = current;
   if (!call)

@@ -43,4 +43,13 @@ void soac_settle_kernels(int report);
 _Noreturn void soac_report_error(int32_t kind, const char *format, int64_t a,
                                  int64_t b);
 
+/* The record of failed checks of the kernels a thread launches
+ * (soac_failure_record, soac-lower-kernel-checks): the failed check's kind
+ * (0: none), the address of its message, its two values. */
+enum { SOAC_FAILURE_RECORD_WORDS = 4 };
+
+/* Stops the call with the failure `record` holds, if any, and clears it
+ * (both runtimes, once the kernels that may write it have finished). */
+void soac_report_recorded_failure(int64_t *record);
+
 #endif /* SOAC_CALLS_H */

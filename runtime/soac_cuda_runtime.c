@@ -304,26 +304,14 @@ void soac_gpu_free(void *pointer) {
 }
 
 /* The record of failed checks of the kernels this thread launches
- * (soac_failure_record, below): the failed check's kind (0: none), the
- * address of its message, its two values. */
+ * (soac_failure_record, below; its words: soac_calls.h). */
 static __thread int64_t *failureRecord;
-
-/* Stops the call with the failure a finished kernel recorded, if any. */
-static void reportKernelFailure(void) {
-  if (!failureRecord || !failureRecord[0])
-    return;
-  int32_t kind = (int32_t)failureRecord[0];
-  const char *message = (const char *)(intptr_t)failureRecord[1];
-  int64_t a = failureRecord[2], b = failureRecord[3];
-  failureRecord[0] = 0;
-  soac_report_error(kind, message, a, b);
-}
 
 /* Waits for everything queued on this thread's stream: a kernel that
  * faulted, or recorded a failed check, stops the call. */
 static void waitForStream(const char *what) {
   check(cu.streamSynchronize(currentStream()), what);
-  reportKernelFailure();
+  soac_report_recorded_failure(failureRecord);
 }
 
 /* What host code compiled with soac-host-buffer-copies calls for each copy
@@ -401,7 +389,7 @@ void soac_gpu_copy_strided(int64_t to, int64_t from, int64_t elementBytes,
  * run: the next wait reports, so that it stays in flight. */
 void soac_check_kernel_failures(void) {
   if (memoryKind == SOAC_MEMORY_MANAGED)
-    reportKernelFailure();
+    soac_report_recorded_failure(failureRecord);
 }
 
 /* soac_calls.c, around a checked call: when its function returns, its
@@ -465,10 +453,10 @@ void soac_free_tracked(void *pointer) { soac_gpu_free(pointer); }
 void *soac_failure_record(void) {
   if (!failureRecord) {
     require("allocating the record of failed checks");
-    failureRecord = soac_gpu_alloc(4 * sizeof(int64_t));
+    failureRecord = soac_gpu_alloc(SOAC_FAILURE_RECORD_WORDS * sizeof(int64_t));
     if (!failureRecord)
       fail("allocating the record of failed checks", "out of memory");
-    memset(failureRecord, 0, 4 * sizeof(int64_t));
+    memset(failureRecord, 0, SOAC_FAILURE_RECORD_WORDS * sizeof(int64_t));
   }
   return failureRecord;
 }

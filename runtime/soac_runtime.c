@@ -45,8 +45,9 @@ static void advise_huge_pages(void *p, size_t size) {
  * to KEPT_BUFFERS of them and KEPT_BYTES in all, for its next allocations
  * of as much or up to half as much. glibc gives such buffers back to the
  * system at once (they are mmap'ed), so a function that allocates one per
- * call faulted in and zeroed every page of it at every call: k-means' gradient, one 51 MB buffer per
- * call, spent 15 % of its time there on 8 threads. A kept buffer is still a
+ * call faulted in and zeroed every page of it at every call: k-means'
+ * gradient, one 51 MB buffer per call, spent 15 % of its time there on 8
+ * threads. A kept buffer is still a
  * malloc'ed one, so a caller that receives it frees it with free(). */
 enum { KEPT_BUFFERS = 4 };
 #define KEPT_SIZE ((size_t)16 << 20)
@@ -156,22 +157,16 @@ void _mlir_memref_to_llvm_free(void *p) {
 void soac_free_tracked(void *p) { release(p); }
 
 /* The failure record of the kernels' checks this thread launches
- * (soac-lower-kernel-checks): the failed check's kind (0: none), the address
- * of its message, its two values. Kernels emulated on the CPU record their
- * first failed check here. */
-static _Thread_local int64_t kernel_failures[4];
+ * (soac-lower-kernel-checks; its words: soac_calls.h). Kernels emulated on
+ * the CPU record their first failed check here. */
+static _Thread_local int64_t kernel_failures[SOAC_FAILURE_RECORD_WORDS];
 
 void *soac_failure_record(void) { return kernel_failures; }
 
 /* After each launch whose kernel has checks: emulated kernels are done when
  * their loops end, so a recorded failure stops the call at once. */
 void soac_check_kernel_failures(void) {
-  if (!kernel_failures[0])
-    return;
-  int32_t kind = (int32_t)kernel_failures[0];
-  const char *message = (const char *)(intptr_t)kernel_failures[1];
-  kernel_failures[0] = 0;
-  soac_report_error(kind, message, kernel_failures[2], kernel_failures[3]);
+  soac_report_recorded_failure(kernel_failures);
 }
 
 /* Nothing is left in flight when CPU code returns, and a failure was
