@@ -367,25 +367,26 @@ def _compile_or_load(
     (:mod:`soac.tiers`)."""
     cache = disk_cache.open_from_environment()
     text = module.operation.get_asm(enable_debug_info=True)  # run-time errors name its locations
-    compiled = None if timing else _load(cache, text, function, options)
+    key = _key(cache, text, function, options)
+    compiled = None if timing else _load(cache, key, function)
     if compiled is not None:
         return compiled
     if timing or options.TARGET != "cpu" or not options.openmp or not tiers.enabled():
-        return _compile(module, function, entry, options, timing, cache, _key(cache, text, function, options))
+        return _compile(module, function, entry, options, timing, cache, key)
     # The first tier: sequential code, and LLVM at -O0 (its own key), which
     # compiles 2-4 times faster and runs 1.0-2.8 times slower (docs/benchmarks.md).
     sequential = dataclasses.replace(options, openmp=False)
     first_tier = tiers.FIRST_TIER_OPT_LEVEL
-    compiled = _load(cache, text, function, sequential, first_tier)
+    first_tier_key = _key(cache, text, function, sequential, first_tier)
+    compiled = _load(cache, first_tier_key, function)
     compiling = compiled is None
     if compiling:
         start = time.perf_counter()
         lowered = lower(module, options=sequential, only=function)
         if not tiers.worth_tiering(str(lowered)):
-            return _compile(module, function, entry, options, False, cache, _key(cache, text, function, options))
-        compiled = _compile(module, function, entry, sequential, False, cache,
-                            _key(cache, text, function, sequential, first_tier), (lowered, start), first_tier)
-    key = _key(cache, text, function, options)
+            return _compile(module, function, entry, options, False, cache, key)
+        compiled = _compile(module, function, entry, sequential, False, cache, first_tier_key, (lowered, start),
+                            first_tier)
 
     def store(directory: pathlib.Path) -> None:
         if cache is not None:
@@ -405,22 +406,20 @@ def _compile_or_load(
 def _key(
     cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions, opt_level: int = 3
 ) -> str:
+    """The disk-cache key of ``@function`` of ``text`` compiled with
+    ``options`` (LLVM at ``opt_level``); empty without a cache."""
     if cache is None:
         return ""
     parts = [text, function, repr(options)]
     return disk_cache.key(parts if opt_level == 3 else [*parts, f"llvm-opt-level={opt_level}"])
 
 
-def _load(
-    cache: disk_cache.DiskCache | None, text: str, function: str, options: CpuOptions | GpuOptions,
-    opt_level: int = 3,
-) -> CompiledFunction | None:
-    """``@function`` compiled with ``options`` (LLVM at ``opt_level``) from
-    the disk cache, or None."""
+def _load(cache: disk_cache.DiskCache | None, key: str, function: str) -> CompiledFunction | None:
+    """``@function`` from the disk cache's entry ``key``, or None."""
     if cache is None:
         return None
     start = time.perf_counter()
-    directory = cache.lookup(_key(cache, text, function, options, opt_level))
+    directory = cache.lookup(key)
     if directory is None:
         return None
     try:
