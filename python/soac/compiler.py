@@ -41,6 +41,7 @@ from . import tiers
 from .diagnostics import diagnostic_lines, parse
 from .errors import Error, LoweringError
 from .runtime import abi, aot, disk_cache, jit
+from .runtime.flags import flag
 from .runtime.abi import CompiledFunction, Signature, ValueSpec
 from .types import numpy_dtype
 
@@ -192,11 +193,7 @@ def _flag(value: bool) -> str:
 def timing_from_environment() -> bool:
     """Whether ``SOAC_TIMING`` asks for MLIR's pass timing of every compilation
     (set to anything but empty, ``0``, ``off``, ``false`` or ``no``)."""
-    return _flag_from_environment("SOAC_TIMING")
-
-
-def _flag_from_environment(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "off", "false", "no")
+    return flag("SOAC_TIMING", default=False)
 
 
 def lower(
@@ -234,7 +231,7 @@ def lower(
             # its dominance checks walk up every region of every use); the
             # result is verified once below. SOAC_VERIFY_EACH_PASS=1 (or
             # soac-opt) names the pass that broke it.
-            manager.enable_verifier(_flag_from_environment("SOAC_VERIFY_EACH_PASS"))
+            manager.enable_verifier(flag("SOAC_VERIFY_EACH_PASS", default=False))
             if timing or timing_from_environment():
                 manager.enable_timing()
             manager.run(lowered.operation)

@@ -48,6 +48,8 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from .runtime.flags import flag
+
 _log = logging.getLogger("soac")
 
 # LLVM's optimization level for the first tier: -O0 compiled ADBench's
@@ -64,12 +66,9 @@ LONG_CALL_SECONDS = 1.0
 # as is every ADBench gradient.
 LARGE_BYTES = 32_000
 
-_OFF = ("off", "0", "false", "no")
-
-
 def enabled() -> bool:
     """Whether ``SOAC_TIERED`` lets large functions start on sequential code."""
-    return os.environ.get("SOAC_TIERED", "").strip().lower() not in _OFF
+    return flag("SOAC_TIERED", default=True)
 
 
 def worth_tiering(sequential_lowering: str) -> bool:

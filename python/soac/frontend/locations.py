@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from mlir import ir
 
 from ..errors import Error
+from ..runtime.flags import flag
 
 # Every frame under this directory is soac's own, never the user's.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -61,7 +62,7 @@ def without_soac_frames(error: BaseException) -> BaseException:
     """``error`` with the frames of soac's own code dropped from its traceback,
     so that a user's mistake shows the user's frames (as JAX filters its own);
     ``SOAC_TRACEBACK_FILTERING=off`` keeps them, for debugging soac."""
-    if os.environ.get("SOAC_TRACEBACK_FILTERING", "on").lower() in ("off", "0", "false", "no"):
+    if not flag("SOAC_TRACEBACK_FILTERING", default=True):
         return error
     frames = []
     tb = error.__traceback__

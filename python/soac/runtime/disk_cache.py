@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..errors import Error
+from .flags import flag
 
 _log = logging.getLogger("soac")
 
@@ -55,7 +56,6 @@ _log = logging.getLogger("soac")
 _FORMAT = "soac-disk-cache-1"
 _MANIFEST = "manifest.json"
 _DEFAULT_MAX_BYTES = 1 << 30
-_OFF = ("off", "0", "false", "no")
 _SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 # Temporary directories older than this were left by a process that died
 # while writing; eviction removes them.
@@ -73,7 +73,7 @@ class Settings:
 def settings() -> Settings:
     """The cache's settings from the environment (see the module docstring)."""
     max_bytes = _parse_size(os.environ.get("SOAC_CACHE_MAX_SIZE"))
-    if os.environ.get("SOAC_CACHE", "").strip().lower() in _OFF:
+    if not flag("SOAC_CACHE", default=True):
         return Settings(None, max_bytes)
     directory = os.environ.get("SOAC_CACHE_DIR")
     if not directory:
