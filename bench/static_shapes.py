@@ -1,10 +1,16 @@
 """Sizes in the code or sizes at run time: the ADBench value-and-gradient
-functions traced with dynamic sizes (`soac.jit`'s default: one compilation
-for every size) and with static ones (`soac.jit(..., static_shapes=True)`:
-one compilation per set of shapes, as `jax.jit` does). Compile time (trace,
-lower, LLVM, first call; disk cache off) and run time (one thread, medians
-of rounds alternating the two, CPU time of the calling thread), in one
-process.
+functions traced three ways, in one process:
+
+- every size dynamic (``soac.jit(..., static_inner_sizes_up_to=0)``): one
+  compilation for every size;
+- the default: inner sizes up to 4 (the 3s and 4s of points and transforms)
+  static, the others dynamic;
+- every size static (``soac.jit(..., static_shapes=True)``): one compilation
+  per set of shapes, as ``jax.jit`` does.
+
+Compile time (trace, lower, LLVM, first call; disk cache off) and run time
+(one thread, medians of rounds alternating the three, CPU time of the
+calling thread).
 
     .venv/bin/python bench/static_shapes.py            # prints, updates docs/benchmarks.md
     .venv/bin/python bench/static_shapes.py --no-write --only hand
@@ -27,9 +33,17 @@ sys.path.insert(0, str(ROOT / "bench" / "adbench"))
 ADBENCH = ("gmm", "lstm", "hand", "ba", "kmeans")
 
 
-def compiled(fn, args, wrt, static: bool):
+# How each column traces: soac.jit's keyword arguments.
+MODES = {
+    "every size dynamic": dict(static_inner_sizes_up_to=0),
+    "default": dict(),
+    "every size static": dict(static_shapes=True),
+}
+
+
+def compiled(fn, args, wrt, mode: dict):
     """The jitted value and gradient, and the seconds its first call took."""
-    function = soac.jit(soac.value_and_grad(fn, argnums=wrt), static_shapes=static)
+    function = soac.jit(soac.value_and_grad(fn, argnums=wrt), **mode)
     start = time.perf_counter()
     function(*args)
     return function, time.perf_counter() - start
@@ -45,31 +59,38 @@ def run(rounds: int, only: list[str]) -> list[tuple]:
             for size in module.SIZES:
                 fn, args = module.soac_version(*module.inputs(**module.SIZES[size]))
                 wrt = tuple(module.WRT)
-                dynamic, compile_dynamic = compiled(fn, args, wrt, static=False)
-                static, compile_static = compiled(fn, args, wrt, static=True)
-                value_dynamic, value_static = dynamic(*args)[0], static(*args)[0]
-                if not np.isclose(value_dynamic, value_static, rtol=1e-10):
-                    raise SystemExit(f"{module.NAME} ({size}): the two traces disagree")
-                times = alternating_medians({"dynamic": lambda: dynamic(*args), "static": lambda: static(*args)},
+                functions, compile_times = {}, {}
+                for mode, keywords in MODES.items():
+                    functions[mode], compile_times[mode] = compiled(fn, args, wrt, keywords)
+                values = [function(*args)[0] for function in functions.values()]
+                if not np.allclose(values, values[0], rtol=1e-10):
+                    raise SystemExit(f"{module.NAME} ({size}): the traces disagree: {values}")
+                times = alternating_medians({mode: (lambda f=f: f(*args)) for mode, f in functions.items()},
                                             rounds, time.thread_time)
-                rows.append((f"{module.NAME} ({size})", compile_dynamic, compile_static, times["dynamic"], times["static"]))
-                print(f"{module.NAME} ({size}): compile {compile_dynamic:.2f} / {compile_static:.2f} s, "
-                      f"run {times['dynamic'] * 1e3:.3f} / {times['static'] * 1e3:.3f} ms", flush=True)
+                rows.append((f"{module.NAME} ({size})", compile_times, times))
+                print(f"{module.NAME} ({size}): " + ", ".join(
+                    f"{mode} {compile_times[mode]:.2f} s / {times[mode] * 1e3:.3f} ms" for mode in MODES), flush=True)
     return rows
 
 
 def markdown(rows, rounds: int) -> str:
+    modes = list(MODES)
     lines = [
         f"Float64 value and gradient (`bench/static_shapes.py`): compile = the first call (trace, lower, LLVM; disk "
-        f"cache off; a dynamic trace compiled for the small size serves the large one, so its large row shows a "
-        f"call); run = one thread, medians of {rounds} rounds alternating the two, CPU time of the calling thread.",
+        f"cache off; a trace compiled for the small size that serves the large one shows a call there); run = one "
+        f"thread, medians of {rounds} rounds alternating the three, CPU time of the calling thread. *Default*: inner "
+        f"sizes up to 4 static, the others dynamic.",
         "",
-        "| program | compile, dynamic (s) | compile, static (s) | run, dynamic (ms) | run, static (ms) | static / dynamic (run) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| program | " + " | ".join(f"compile, {mode} (s)" for mode in modes) + " | "
+        + " | ".join(f"run, {mode} (ms)" for mode in modes) + " | default / every size dynamic (run) "
+        "| every size static / every size dynamic (run) |",
+        "|---|" + "---:|" * (2 * len(modes) + 2),
     ]
-    for label, c_dynamic, c_static, t_dynamic, t_static in rows:
-        lines.append(f"| {label} | {c_dynamic:.2f} | {c_static:.2f} | {t_dynamic * 1e3:.3f} | {t_static * 1e3:.3f} "
-                     f"| {t_static / t_dynamic:.2f} |")
+    for label, compile_times, times in rows:
+        dynamic = times[modes[0]]
+        lines.append(f"| {label} | " + " | ".join(f"{compile_times[mode]:.2f}" for mode in modes) + " | "
+                     + " | ".join(f"{times[mode] * 1e3:.3f}" for mode in modes)
+                     + f" | {times['default'] / dynamic:.2f} | {times['every size static'] / dynamic:.2f} |")
     return "\n".join(lines)
 
 

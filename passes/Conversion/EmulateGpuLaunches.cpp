@@ -280,12 +280,12 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
   cf::AssertOp::create(
       b,
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                            runtimeI32("omp_get_num_threads"),
+                            runtimeI32("soac_omp_team_size"),
                             team.numThreads),
       "soac-emulate-gpu-launches: the OpenMP runtime gave a team smaller "
       "than a block");
   Value linear = arith::IndexCastUIOp::create(b, b.getIndexType(),
-                                              runtimeI32("omp_get_thread_num"));
+                                              runtimeI32("soac_omp_thread_number"));
   dims.thread = unlinearize(b, linear, dims.blockSize);
   copyBody(b, launch, dims, mapping);
 

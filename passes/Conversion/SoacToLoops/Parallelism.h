@@ -21,10 +21,12 @@ namespace soac::loops {
 /// runs instead. Sizes are dynamic, so the choice is made at run time.
 inline constexpr int64_t kMinParallelWork = 1 << 14;
 
-/// The OpenMP runtime's thread count (what soac.set_num_threads sets),
-/// declared in the module by the pass once a pattern has called it.
+/// The OpenMP runtime's thread count (what soac.set_num_threads sets), asked
+/// of libiomp5 by soac's runtime (runtime/soac_openmp.c: by name,
+/// omp_get_max_threads may resolve to another OpenMP runtime); declared in
+/// the module by the pass once a pattern has called it.
 inline constexpr llvm::StringLiteral kMaxThreadsFunction =
-    "omp_get_max_threads";
+    "soac_omp_max_threads";
 
 /// The number of threads parallel loops will run on, as an index.
 mlir::Value maxThreads(mlir::ImplicitLocOpBuilder &b);

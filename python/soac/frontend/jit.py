@@ -1,7 +1,8 @@
 """``soac.jit``: trace a Python function into soac IR, compile it, cache it.
 
 A function is traced once per signature: the dtype and rank of each argument
-(every size is dynamic), so one compiled function serves all sizes.
+and its small inner sizes (the others are dynamic), so one compiled function
+serves all sizes but those.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ class Function:
     inlined there. Its traces keep their compiled code as long as the
     function lives, or until :func:`soac.clear_caches`.
 
-    The signature is the dtype and rank of each argument, its sizes too with
+    The signature is the dtype and rank of each argument, its inner sizes (all
+    but the first) of at most ``static_inner_sizes_up_to``, all its sizes with
     ``static_shapes``, and the values of the arguments in ``static_argnums``,
     which reach the function as the Python values they are (not traced) and
     are not passed to the compiled code.
@@ -127,12 +129,17 @@ class Function:
     """
 
     def __init__(self, fn: Callable[..., Any], options: compiler.CpuOptions = compiler.CpuOptions(), *,
-                 static_argnums: int | Sequence[int] = (), static_shapes: bool = False):
+                 static_argnums: int | Sequence[int] = (), static_shapes: bool = False,
+                 static_inner_sizes_up_to: int = tracing.SMALL_INNER_SIZE):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.options = options
         self.static_argnums = frozenset((static_argnums,) if isinstance(static_argnums, int) else static_argnums)
         self.static_shapes = static_shapes  # also set once a size was needed as a Python value
+        if isinstance(static_inner_sizes_up_to, bool) or not isinstance(static_inner_sizes_up_to, int) \
+                or static_inner_sizes_up_to < 0:
+            raise Error(f"static_inner_sizes_up_to must be an int of 0 or more, got {static_inner_sizes_up_to!r}")
+        self.static_inner_sizes_up_to = static_inner_sizes_up_to
         self._traces: dict[tuple, Traced] = {}
         self._last: Traced | None = None
         self._context: ir.Context | None = None
@@ -155,7 +162,7 @@ class Function:
     def _trace_for(self, args: tuple, leaves: list[Any], tree: tracing.Structure) -> Traced:
         """``trace(*args)``, given the leaves and structure of ``args``' dynamic arguments."""
         static = self._static(args)
-        dynamic = [ArgSpec.of(a, self.static_shapes) for a in leaves]
+        dynamic = [ArgSpec.of(a, self.static_shapes, self.static_inner_sizes_up_to) for a in leaves]
         key = (tuple(dynamic), tree, tuple(static.items()))
         if key not in self._traces:
             try:
@@ -237,15 +244,21 @@ def forget_compiled_code() -> None:
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (), static_shapes: bool = False,
+        static_inner_sizes_up_to: int = tracing.SMALL_INNER_SIZE,
         options: compiler.CpuOptions = compiler.CpuOptions()) -> Any:
     """Traces ``fn`` into soac IR and compiles it for the CPU (usable as
     ``@soac.jit`` or ``@soac.jit(options=...)``).
 
-    Every size is dynamic by default, so one compiled function serves arrays
-    of any size (``x.shape`` holds traced values). ``static_shapes=True``
-    traces and compiles once per set of argument shapes instead, as JAX
-    does: sizes are Python ints (``len(x)`` works) and the compiled code may
-    be faster for them. ``static_argnums`` (as in ``jax.jit``) names the
+    Sizes are dynamic by default, so one compiled function serves arrays of
+    any size (``x.shape`` holds traced values), except the inner sizes (all
+    but an array's first) of at most ``static_inner_sizes_up_to`` (4): the 3
+    of an (n, 3) array of points, the 4s of 4 × 4 transforms. Those are
+    compiled into the code, which is traced again for another such size:
+    LLVM then unrolls the short loops over them, and small-matrix code runs
+    faster (``static_inner_sizes_up_to=0`` makes every size dynamic).
+    ``static_shapes=True`` traces and compiles once per set of argument
+    shapes instead, as JAX does: sizes are Python ints (``len(x)`` works)
+    and the compiled code may be faster for them. ``static_argnums`` (as in ``jax.jit``) names the
     arguments passed as Python values (ints, floats, strings, tuples: any
     hashable value), compiled once per value.
 
@@ -259,5 +272,7 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
       func.func @saxpy(%arg0: f64, %arg1: tensor<?xf64>, %arg2: tensor<?xf64>) -> tensor<?xf64> {
     """
     if fn is None:
-        return lambda f: Function(f, options, static_argnums=static_argnums, static_shapes=static_shapes)
-    return Function(fn, options, static_argnums=static_argnums, static_shapes=static_shapes)
+        return lambda f: jit(f, static_argnums=static_argnums, static_shapes=static_shapes,
+                             static_inner_sizes_up_to=static_inner_sizes_up_to, options=options)
+    return Function(fn, options, static_argnums=static_argnums, static_shapes=static_shapes,
+                    static_inner_sizes_up_to=static_inner_sizes_up_to)

@@ -32,23 +32,32 @@ _FLOATS = {"float16": ir.F16Type.get, "float32": ir.F32Type.get, "float64": ir.F
 _TRACEABLE_DTYPES = frozenset(map(np.dtype, (*_FLOATS, "bool", "int8", "int16", "int32", "int64")))
 
 
+# Inner sizes (all but an array's first) up to this are traced as static by
+# default: loops over the 3 of a point or the 4 of a 4 × 4 transform then have
+# trip counts LLVM knows and unrolls (docs/benchmarks.md, "Static shapes
+# against dynamic ones"), at the cost of one compilation per such size.
+SMALL_INNER_SIZE = 4
+
+
 @dataclass(frozen=True)
 class ArgSpec:
     """The abstract value a traced function is compiled for: a dtype and a
-    rank (0 for a scalar); every size is dynamic unless ``shape`` gives them
-    (a function jitted with ``static_shapes=True``)."""
+    rank (0 for a scalar); every size is dynamic unless ``shape`` gives it
+    (``None`` for each dynamic one)."""
 
     dtype: np.dtype
     ndim: int
-    shape: tuple[int, ...] | None = None
+    shape: tuple[int | None, ...] | None = None
 
     @staticmethod
-    def of(value: Any, static_shape: bool = False) -> ArgSpec:
-        """The spec of an argument (sizes included when ``static_shape``)."""
+    def of(value: Any, static_shape: bool = False, static_inner_sizes_up_to: int = 0) -> ArgSpec:
+        """The spec of an argument: its sizes included when ``static_shape``,
+        else those of its inner sizes (all but the first) that are at most
+        ``static_inner_sizes_up_to``."""
         if isinstance(value, ArgSpec):
             return value
         if type(value) is np.ndarray and value.dtype in _TRACEABLE_DTYPES:  # the common case, quickly
-            return ArgSpec(value.dtype, value.ndim, value.shape if static_shape and value.ndim else None)
+            return ArgSpec(value.dtype, value.ndim, _traced_sizes(value.shape, static_shape, static_inner_sizes_up_to))
         array = as_array(value) if hasattr(value, "__dlpack__") or hasattr(value, "__array__") else None
         if array is None and not isinstance(value, (np.generic, bool, int, float)):
             raise TraceError(
@@ -58,14 +67,26 @@ class ArgSpec:
         array = np.asarray(value) if array is None else array
         if not (array.dtype.name in _FLOATS or array.dtype == np.bool_ or array.dtype.kind == "i"):
             raise TraceError(f"arrays of dtype {array.dtype} cannot be traced")
-        return ArgSpec(array.dtype, array.ndim, tuple(array.shape) if static_shape and array.ndim else None)
+        return ArgSpec(array.dtype, array.ndim, _traced_sizes(tuple(array.shape), static_shape, static_inner_sizes_up_to))
 
     def ir_type(self) -> ir.Type:
         element = element_type(self.dtype)
         if self.ndim == 0:
             return element
-        shape = self.shape if self.shape is not None else [ir.ShapedType.get_dynamic_size()] * self.ndim
-        return ir.RankedTensorType.get(list(shape), element)
+        dynamic = ir.ShapedType.get_dynamic_size()
+        shape = [dynamic if size is None else size for size in self.shape or (None,) * self.ndim]
+        return ir.RankedTensorType.get(shape, element)
+
+
+def _traced_sizes(shape: tuple[int, ...], every: bool, inner_up_to: int) -> tuple[int | None, ...] | None:
+    """The sizes of ``shape`` a trace takes as static (ArgSpec.shape): all
+    of them, or the inner ones up to ``inner_up_to``; None when none is."""
+    if not shape:
+        return None
+    if every:
+        return tuple(shape)
+    sizes = tuple(size if axis and size <= inner_up_to else None for axis, size in enumerate(shape))
+    return sizes if any(size is not None for size in sizes) else None
 
 
 @dataclass

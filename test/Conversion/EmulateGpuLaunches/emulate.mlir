@@ -69,7 +69,7 @@ func.func @ids_from_ops(%x: memref<256xindex>, %blocks: index) {
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: omp.parallel num_threads(%{{.*}} : i32)
-// CHECK: %[[ID:.*]] = func.call @omp_get_thread_num() : () -> i32
+// CHECK: %[[ID:.*]] = func.call @soac_omp_thread_number() : () -> i32
 // CHECK: %[[T:.*]] = arith.index_castui %[[ID]] : i32 to index
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%[[T]]] : memref<?xf32>
 // CHECK: omp.barrier
@@ -83,7 +83,7 @@ func.func @ids_from_ops(%x: memref<256xindex>, %blocks: index) {
 // CHECK: omp.barrier
 // CHECK: memref.load %[[SHARED]]
 // CHECK: omp.terminator
-// CHECK: func.func private @omp_get_thread_num() -> i32
+// CHECK: func.func private @soac_omp_thread_number() -> i32
 func.func @warp_sums(%x: memref<?xf32>, %blocks: index) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index

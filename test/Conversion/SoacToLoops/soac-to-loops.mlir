@@ -7,7 +7,7 @@
 // the thread count are dynamic). Both fill one tensor, made before the
 // choice, so that the result is allocated once. The pass declares the
 // OpenMP runtime's thread count function.
-// CHECK: func.func private @omp_get_max_threads() -> i32
+// CHECK: func.func private @soac_omp_max_threads() -> i32
 // CHECK-LABEL: func.func @map_scalar
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
 // CHECK-DAG: %[[MIN:.*]] = arith.constant 16384 : index
@@ -15,12 +15,12 @@
 // CHECK-DAG: %[[N:.*]] = tensor.dim %arg0
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%[[N]]) : tensor<?xf32>
 // CHECK: %[[WORK:.*]] = arith.cmpi uge, %[[N]], %[[MIN]] : index
-// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[THREADS:.*]] = call @soac_omp_max_threads() : () -> i32
 // CHECK: %[[T:.*]] = arith.index_cast %[[THREADS]] : i32 to index
 // CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[T]], %[[ONE]] : index
 // CHECK: %[[ENOUGH:.*]] = arith.andi %[[WORK]], %[[MANY]] : i1
 // Without OpenMP, only the sequential loop, and no thread count.
-// SEQ-NOT: omp_get_max_threads
+// SEQ-NOT: soac_omp_max_threads
 // SEQ-LABEL: func.func @map_scalar
 // SEQ-NOT: scf.if
 // SEQ-NOT: linalg.generic
@@ -463,7 +463,7 @@ func.func @accumulate_rows_in_place(%x: tensor<?x?xf64>, %z0: tensor<?xf64>, %z1
 // CHECK-LABEL: func.func @column_sums
 // CHECK-DAG: %[[FOUR:.*]] = arith.constant 4 : index
 // CHECK: scf.if
-// CHECK: %[[T:.*]] = func.call @omp_get_max_threads() : () -> i32
+// CHECK: %[[T:.*]] = func.call @soac_omp_max_threads() : () -> i32
 // CHECK: %[[THREADS:.*]] = arith.index_cast %[[T]] : i32 to index
 // CHECK: %[[CHUNKS:.*]] = arith.minui %[[THREADS]], %[[FOUR]] : index
 // CHECK: arith.ceildivui %{{.*}}, %[[CHUNKS]] : index
@@ -651,7 +651,7 @@ func.func @init_defined_after_map(%x: tensor<?x?xf64>) -> (tensor<?x?xf64>, tens
 // CHECK: %[[ONCE:.*]] = tensor.splat
 // CHECK: scf.for
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%arg0) : tensor<?xf64>
-// CHECK: %[[T:.*]] = func.call @omp_get_max_threads()
+// CHECK: %[[T:.*]] = func.call @soac_omp_max_threads()
 // CHECK: scf.if
 // CHECK: linalg.fill ins(%{{.*}} : f64) outs(%[[EMPTY]] : tensor<?xf64>)
 // CHECK: } else {

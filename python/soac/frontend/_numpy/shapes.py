@@ -153,10 +153,20 @@ def split_leading(flat: Array, sizes: tuple[Any, ...]) -> Array:
         return flat
     dynamic = ir.ShapedType.get_dynamic_size()
     rest = list(flat.static_shape[1:])
-    static = [int(s) if is_static(s) else dynamic for s in sizes] + [dynamic if r is None else r for r in rest]
     element = ir.RankedTensorType(flat.value.type).element_type
+    # tensor.expand_shape insists that the split axis is static exactly when
+    # all its parts are. They can disagree when they came from different
+    # operands: a static leading size with a dynamic part is forgotten, and
+    # static parts of a dynamic leading size are passed as values.
+    parts_static = all(is_static(s) for s in sizes)
+    if flat.static_shape[0] is not None and not parts_static:
+        flat = Array(tensor.CastOp(ir.RankedTensorType.get([dynamic, *[dynamic if r is None else r for r in rest]],
+                                                           element), flat.value).result)
+    as_values = parts_static and flat.static_shape[0] is None
+    static = [int(s) if is_static(s) and not as_values else dynamic for s in sizes]
+    static += [dynamic if r is None else r for r in rest]
     groups = [list(range(len(sizes)))] + [[len(sizes) + k] for k in range(len(rest))]
-    dynamic_sizes = [index(s) for s in sizes if not is_static(s)]
+    dynamic_sizes = [index(s) for s in sizes if as_values or not is_static(s)]
     dynamic_sizes += [tracing.dim(flat.value, 1 + k) for k, r in enumerate(rest) if r is None]
     result = ir.RankedTensorType.get(static, element)
     return Array(tensor.ExpandShapeOp(result, flat.value, _groups(groups), dynamic_sizes, static).result)
