@@ -9,16 +9,7 @@ using namespace mlir;
 namespace soac {
 
 Value extractRow(ImplicitLocOpBuilder &b, Value tensor, Value i) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  if (type.getRank() == 1)
-    return tensor::ExtractOp::create(b, tensor, ValueRange{i});
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  offsets[0] = i;
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), tensor);
-  sizes[0] = b.getIndexAttr(1);
-  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(
-      b, cast<RankedTensorType>(rowType(type)), tensor, offsets, sizes, strides);
+  return extractAt(b, tensor, ValueRange{i});
 }
 
 Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i,
@@ -39,6 +30,45 @@ Value insertRow(ImplicitLocOpBuilder &b, Value row, Value dest, Value i,
     llvm::append_range(sizes, rowSizes);
   SmallVector<OpFoldResult> strides(destType.getRank(), b.getIndexAttr(1));
   return tensor::InsertSliceOp::create(b, row, dest, offsets, sizes, strides);
+}
+
+namespace {
+/// Offsets, sizes and strides of the slice of `tensor` at the leading `indices`.
+void leadingSlice(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices,
+                  SmallVectorImpl<OpFoldResult> &offsets,
+                  SmallVectorImpl<OpFoldResult> &sizes,
+                  SmallVectorImpl<OpFoldResult> &strides) {
+  int64_t rank = cast<RankedTensorType>(tensor.getType()).getRank();
+  offsets.assign(rank, b.getIndexAttr(0));
+  sizes.assign(tensor::getMixedSizes(b, b.getLoc(), tensor));
+  strides.assign(rank, b.getIndexAttr(1));
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    offsets[d] = index;
+    sizes[d] = b.getIndexAttr(1);
+  }
+}
+} // namespace
+
+Value extractAt(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  int64_t count = indices.size();
+  if (count == type.getRank())
+    return tensor::ExtractOp::create(b, tensor, indices);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  leadingSlice(b, tensor, indices, offsets, sizes, strides);
+  auto result = RankedTensorType::get(type.getShape().drop_front(count),
+                                      type.getElementType());
+  return tensor::ExtractSliceOp::create(b, result, tensor, offsets, sizes,
+                                        strides);
+}
+
+Value insertAt(ImplicitLocOpBuilder &b, Value sub, Value dest,
+               ValueRange indices) {
+  if (!isa<RankedTensorType>(sub.getType()))
+    return tensor::InsertOp::create(b, sub, dest, indices);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  leadingSlice(b, dest, indices, offsets, sizes, strides);
+  return tensor::InsertSliceOp::create(b, sub, dest, offsets, sizes, strides);
 }
 
 Value emptyRows(ImplicitLocOpBuilder &b, Value count, Value row) {

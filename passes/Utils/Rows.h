@@ -24,6 +24,17 @@ mlir::Value insertRow(mlir::ImplicitLocOpBuilder &b, mlir::Value row,
                       mlir::Value dest, mlir::Value i,
                       llvm::ArrayRef<mlir::OpFoldResult> rowSizes = {});
 
+/// The sub-tensor of `tensor` at the leading `indices` (one index per leading
+/// dimension; an element when they index every dimension): tensor.extract,
+/// or a tensor.extract_slice dropping the indexed dimensions.
+mlir::Value extractAt(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor,
+                      mlir::ValueRange indices);
+
+/// `dest` with the sub-tensor at the leading `indices` replaced by `sub`
+/// (shaped like extractAt's result): tensor.insert or tensor.insert_slice.
+mlir::Value insertAt(mlir::ImplicitLocOpBuilder &b, mlir::Value sub,
+                     mlir::Value dest, mlir::ValueRange indices);
+
 /// A tensor.empty of `count` rows shaped like `row` (a scalar or a tensor).
 mlir::Value emptyRows(mlir::ImplicitLocOpBuilder &b, mlir::Value count,
                       mlir::Value row);

@@ -200,3 +200,45 @@ func.func @d_ragged(%x: tensor<?xf64>, %lengths: tensor<?xindex>, %c: tensor<?xf
   %r:2 = soac.vjp @ragged(%x, %lengths, %c) wrt [0] : (tensor<?xf64>, tensor<?xindex>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
   return %r#1 : tensor<?xf64>
 }
+
+// -----
+
+// A row read at two indices (x[i, j] of a rank-3 x, as numpy's x[i, j]) is
+// an indexed read like an element's: each map row yields its position
+// i * size(1) + j and its row, and one reduce_by_index adds the rows into x's
+// adjoint with its first two dimensions merged. Never a dense adjoint of x
+// per row (which made such gradients cost rows × the size of x).
+// CHECK-LABEL: func.func private @pairs__vjp_wrt_0(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x?x?xf64>
+// CHECK: %[[READS:.*]]:2 = soac.map ins(%{{.*}}) -> tensor<?xindex>, tensor<?x?xf64>
+// CHECK-NOT: tensor.splat
+// CHECK: soac.check_index
+// CHECK: soac.check_index
+// CHECK: arith.muli
+// CHECK: arith.addi
+// CHECK: soac.yield %{{.*}}, %{{.*}} : index, tensor<?xf64>
+// CHECK: %[[MERGED:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x?x?xf64> into tensor<?x?xf64>
+// CHECK: %[[SUM:.*]] = soac.reduce_by_index dest(%[[MERGED]] : tensor<?x?xf64>) indices(%[[READS]]#0 : tensor<?xindex>) ins(%[[READS]]#1 : tensor<?x?xf64>)
+// CHECK: %[[DX:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1], [2]]
+// CHECK-NOT: soac.reduce ins
+// CHECK: return %{{.*}}, %[[DX]]
+func.func @pairs(%x: tensor<?x?x?xf64>, %is: tensor<?xindex>, %js: tensor<?xindex>) -> tensor<?xf64> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f64
+  %d = tensor.dim %x, %c2 : tensor<?x?x?xf64>
+  %r = soac.map ins(%is, %js : tensor<?xindex>, tensor<?xindex>) -> tensor<?xf64> {
+  ^bb0(%i: index, %j: index):
+    %row = tensor.extract_slice %x[%i, %j, 0] [1, 1, %d] [1, 1, 1] : tensor<?x?x?xf64> to tensor<?xf64>
+    %s = soac.reduce ins(%row : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %s : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @d_pairs(%x: tensor<?x?x?xf64>, %is: tensor<?xindex>, %js: tensor<?xindex>, %c: tensor<?xf64>) -> tensor<?x?x?xf64> {
+  %r:2 = soac.vjp @pairs(%x, %is, %js, %c) wrt [0] : (tensor<?x?x?xf64>, tensor<?xindex>, tensor<?xindex>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?x?xf64>)
+  return %r#1 : tensor<?x?x?xf64>
+}

@@ -164,14 +164,8 @@ void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
     return;
   }
   Value current = adjointOrZero(original);
-  if (indices.size() == 1 && isa<RankedTensorType>(value.getType())) {
-    Value row = extractRow(b, current, indices[0]);
-    replaceAdjoint(original, insertRow(b, add(row, value), current, indices[0]));
-    return;
-  }
-  Value old = tensor::ExtractOp::create(b, current, indices);
-  Value sum = arith::AddFOp::create(b, old, value);
-  replaceAdjoint(original, tensor::InsertOp::create(b, sum, current, indices));
+  Value old = extractAt(b, current, indices);
+  replaceAdjoint(original, insertAt(b, add(old, value), current, indices));
 }
 
 void AdjointBuilder::accumulateSparse(Value original, Value indices,

@@ -118,8 +118,9 @@ public:
   /// the GPU lowering of code per row takes no reshape.
   bool scatteredInSoacBody(mlir::Value original) const;
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
-  /// when this scope keeps it so, else written into its adjoint.
-  /// With one index into a tensor of rank > 1, `value` is a whole row.
+  /// when this scope keeps it so, else written into its adjoint. The
+  /// indices address the leading dimensions; with fewer indices than the
+  /// tensor's rank, `value` is the sub-tensor there (a row for one index).
   void accumulateAt(mlir::Value original, mlir::ValueRange indices,
                     mlir::Value value);
   /// Adds a batch of reads (a 1-D tensor of `indices` as

@@ -133,10 +133,14 @@ Value buildRecord(AdjointBuilder &a, ArrayRef<Value> leading,
   if (auto tensor = dyn_cast<RankedTensorType>(part.getType())) {
     element = tensor.getElementType();
     Value source = a.primal(read.tensor);
+    // The part's dimensions past its batch are the source's last ones.
+    int64_t skipped = cast<RankedTensorType>(source.getType()).getRank() -
+                      (tensor.getRank() - batchRank);
     for (int64_t d = batchRank; d < tensor.getRank(); ++d) {
       shape.push_back(tensor.getDimSize(d));
       if (tensor.isDynamicDim(d))
-        dynamic.push_back(tensor::DimOp::create(b, source, 1 + d - batchRank));
+        dynamic.push_back(
+            tensor::DimOp::create(b, source, skipped + d - batchRank));
     }
   }
   if (!zeros)
@@ -206,19 +210,23 @@ void scatterIntoAdjoint(AdjointBuilder &a, Value original, Value indices,
       batch.push_back({d});
     values = tensor::CollapseShapeOp::create(b, values, batch);
   }
+  // Each value is the sub-tensor at a row-major position over the leading
+  // dimensions it leaves out: rows of dest, or of dest with those merged.
   auto type = cast<RankedTensorType>(dest.getType());
-  bool rows = cast<RankedTensorType>(values.getType()).getRank() > 1;
-  if (type.getRank() == 1 || rows) {
+  int64_t indexed = type.getRank() -
+                    (cast<RankedTensorType>(values.getType()).getRank() - 1);
+  if (indexed == 1) {
     update(buildScatterAdd(b, dest, indices, values));
     return;
   }
-  // Elements of the flattened tensor.
-  SmallVector<ReassociationIndices> all{
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))};
-  Value flat = tensor::CollapseShapeOp::create(b, dest, all);
+  SmallVector<ReassociationIndices> merged{
+      llvm::to_vector(llvm::seq<int64_t>(0, indexed))};
+  for (int64_t d = indexed; d < type.getRank(); ++d)
+    merged.push_back({d});
+  Value flat = tensor::CollapseShapeOp::create(b, dest, merged);
   Value scattered = buildScatterAdd(b, flat, indices, values);
   SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, b.getLoc(), dest);
-  update(tensor::ExpandShapeOp::create(b, type, scattered, all, shape));
+  update(tensor::ExpandShapeOp::create(b, type, scattered, merged, shape));
 }
 
 } // namespace soac::autodiff

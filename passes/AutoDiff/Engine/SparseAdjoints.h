@@ -54,9 +54,10 @@ struct BatchFactor {
 };
 
 /// The adjoint of reads of `tensor` (an original value free in the scope
-/// that holds it): added at `index`, of a row when `value` is a row, else of
-/// an element of the tensor flattened (row-major). One read: a scalar index
-/// and a scalar or row `value`. A batch (`batch` not empty): a tensor of
+/// that holds it): `value` is added at `index`, a row-major position over
+/// the leading dimensions of the tensor that `value` leaves out (a row: the
+/// first; an element: all of them). One read: a scalar index and a scalar
+/// or tensor `value`. A batch (`batch` not empty): a tensor of
 /// indices with one dimension per factor of `batch`, and the values stacked
 /// the same way (in dimensions of the same sizes, then the row's).
 struct SparseAdjoint {
@@ -81,7 +82,7 @@ materializeBatchSizes(AdjointBuilder &a, llvm::ArrayRef<BatchFactor> batch);
 
 /// A tensor for `part` (the index or the value) of `read`, in scope `a`: of
 /// the `leading` sizes, then the shape of `part` past its batch dimensions
-/// (a value's row: the dimensions of the tensor read past its first).
+/// (a value's sub-tensor: the last dimensions of the tensor read).
 /// Empty (tensor.empty, to be written), or filled with zeros (`zeros`; with
 /// no leading size and a scalar `part`, a zero scalar).
 mlir::Value buildRecord(AdjointBuilder &a, llvm::ArrayRef<mlir::Value> leading,
@@ -98,8 +99,8 @@ mergeScalarReads(mlir::ImplicitLocOpBuilder &b,
 /// Adds `values` at `indices` (a tensor of indices as SparseAdjoint::index,
 /// of any rank, the values stacked the same way) to the adjoint of tensor
 /// `original` in scope `a` with one reduce_by_index (+) of the batch
-/// flattened, into the adjoint so far (or zeros): of rows, or of elements of
-/// the flattened tensor.
+/// flattened, into the adjoint so far (or zeros): of rows, or of sub-tensors
+/// of the tensor with the leading dimensions they leave out merged.
 void scatterIntoAdjoint(AdjointBuilder &a, mlir::Value original,
                         mlir::Value indices, mlir::Value values);
 

@@ -76,17 +76,24 @@ LogicalResult reverseOf(tensor::FromElementsOp op, AdjointBuilder &a) {
 }
 
 namespace {
-/// A slice that is row `i` of its source: offsets (i, 0, ...), sizes (1, the
-/// whole rows), unit strides, the outer dimension dropped.
-std::optional<Value> rowOfSlice(tensor::ExtractSliceOp slice) {
+/// The leading offsets of a slice that is the sub-tensor of its source at
+/// them: offsets (i, j, ..., 0, ...), sizes (1, ..., 1, the whole trailing
+/// dimensions), unit strides, the unit dimensions dropped (a row at one
+/// index; at several, a row of the source with its leading dimensions
+/// merged).
+std::optional<SmallVector<OpFoldResult>>
+leadingOffsetsOfSlice(tensor::ExtractSliceOp slice) {
   auto source = slice.getSourceType();
-  if (slice.getType().getRank() != source.getRank() - 1 || !slice.hasUnitStride())
+  int64_t indexed = source.getRank() - slice.getType().getRank();
+  if (indexed < 1 || !slice.hasUnitStride() ||
+      slice.getType().getShape() != source.getShape().drop_front(indexed))
     return std::nullopt;
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
-  if (getConstantIntValue(sizes[0]) != 1)
-    return std::nullopt;
-  for (int64_t d = 1; d < source.getRank(); ++d) {
+  for (int64_t d = 0; d < indexed; ++d)
+    if (getConstantIntValue(sizes[d]) != 1)
+      return std::nullopt;
+  for (int64_t d = indexed; d < source.getRank(); ++d) {
     if (getConstantIntValue(offsets[d]) != 0)
       return std::nullopt;
     bool whole = source.isDynamicDim(d)
@@ -100,9 +107,8 @@ std::optional<Value> rowOfSlice(tensor::ExtractSliceOp slice) {
     if (!whole)
       return std::nullopt;
   }
-  if (auto offset = dyn_cast<Value>(offsets[0]))
-    return offset;
-  return std::nullopt;
+  offsets.truncate(indexed);
+  return offsets;
 }
 
 SmallVector<OpFoldResult> primalMixed(AdjointBuilder &a, ArrayRef<OpFoldResult> values) {
@@ -114,15 +120,27 @@ SmallVector<OpFoldResult> primalMixed(AdjointBuilder &a, ArrayRef<OpFoldResult> 
 }
 } // namespace
 
-/// A row read is an indexed read of a row (sparse in SOAC bodies); any other
+/// A read of the sub-tensor at leading indices (a row) is an indexed read
+/// like an element's (sparse in SOAC bodies, its indices checked); any other
 /// slice adds the adjoint into the same slice of the source's adjoint.
 LogicalResult reverseOf(tensor::ExtractSliceOp op, AdjointBuilder &a) {
   ImplicitLocOpBuilder &b = a.builder();
   Value bar = a.adjoint(op.getResult());
   if (!a.isActive(op.getSource()))
     return success();
-  if (std::optional<Value> row = rowOfSlice(op)) {
-    a.accumulateAt(op.getSource(), a.primal(*row), bar);
+  if (std::optional<SmallVector<OpFoldResult>> at = leadingOffsetsOfSlice(op)) {
+    Value source = a.primal(op.getSource());
+    SmallVector<Value> indices;
+    for (auto [dim, offset] : llvm::enumerate(*at)) {
+      Value index = isa<Value>(offset)
+                        ? a.primal(cast<Value>(offset))
+                        : Value(arith::ConstantIndexOp::create(
+                              b, *getConstantIntValue(offset)));
+      indices.push_back(CheckIndexOp::create(
+          b, op.getLoc(), index, tensor::DimOp::create(b, op.getLoc(), source, dim),
+          llvm::formatv("'tensor.extract_slice' dimension {0}", dim).str()));
+    }
+    a.accumulateAt(op.getSource(), indices, bar);
     return success();
   }
   SmallVector<OpFoldResult> offsets = primalMixed(a, op.getMixedOffsets());

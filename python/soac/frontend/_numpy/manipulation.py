@@ -175,11 +175,16 @@ def transpose(a: Any, axes: Any = None) -> Array:
 def _permute(a: Array, order: list[int]) -> Array:
     if order == sorted(order):
         return a
-    sizes = [a.dim(k) for k in order]
+    # Trailing axes that stay in place are copied as rows (contiguous
+    # copies, one index computation per row), not element by element.
+    moved = len(order)
+    while order[moved - 1] == moved - 1:
+        moved -= 1
+    sizes = [a.dim(k) for k in order[:moved]]
 
     def element(*indices: Array) -> Array:
-        key: list[Any] = [None] * len(order)
-        for k, axis in enumerate(order):
+        key: list[Any] = [None] * moved
+        for k, axis in enumerate(order[:moved]):
             key[axis] = indices[k]
         return a[tuple(key)]
 

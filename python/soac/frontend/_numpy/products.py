@@ -264,7 +264,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Array:
     for i, j in zip(axes_a, axes_b):
         labels_b[j] = labels_a[i]
     free = [label for label in labels_a if label not in labels_b] + [label for label in labels_b if label not in labels_a]
-    result, labels = _contract(a, labels_a, b, labels_b, set(free))
+    result, labels = _contract(a, labels_a, b, labels_b, set(free), free)
     return _arrange(result, labels, free)
 
 
@@ -323,7 +323,7 @@ def einsum(subscripts: str, *operands: Any) -> Array:
     x, labels = terms[0]
     for k in range(1, len(terms)):
         later = {label for _, ls in terms[k + 1:] for label in ls} | set(output)
-        x, labels = _contract(x, labels, *terms[k], later)
+        x, labels = _contract(x, labels, *terms[k], later, output)
     x, labels = _sum_out(x, labels, set(output))
     return _arrange(x, labels, output)
 
@@ -346,11 +346,14 @@ def _sum_out(x: Array, labels: list[str], keep: set[str]) -> tuple[Array, list[s
     return sum(x, gone), [label for label in labels if label in keep]
 
 
-def _contract(a: Array, la: list[str], b: Array, lb: list[str], keep: set[str]) -> tuple[Array, list[str]]:
+def _contract(a: Array, la: list[str], b: Array, lb: list[str], keep: set[str],
+              output: list[str]) -> tuple[Array, list[str]]:
     """The product of ``a`` and ``b`` (axes named by ``la``, ``lb``) summed
     over the labels they share that ``keep`` lacks: the labels kept by both
-    become a batch, and the operands are arranged as (batch, free, summed)
-    and (batch, summed, free) matrices."""
+    become a batch, and each operand is arranged as a (batch, free, summed)
+    batch of matrices, so that both read their summed axis in rows (a
+    transpose that moves only leading axes copies whole rows). The free
+    labels of the result come in the order ``output`` names them."""
     a, la = _sum_out(a, la, keep | set(lb))
     b, lb = _sum_out(b, lb, keep | set(la))
     batch = [label for label in la if label in lb and label in keep]
@@ -358,14 +361,33 @@ def _contract(a: Array, la: list[str], b: Array, lb: list[str], keep: set[str]) 
     free_a = [label for label in la if label not in lb]
     free_b = [label for label in lb if label not in la]
     x = _grouped(_arrange(a, la, batch + free_a + summed), [len(batch), len(free_a), len(summed)])
-    y = _grouped(_arrange(b, lb, batch + summed + free_b), [len(batch), len(summed), len(free_b)])
+    y = _grouped(_arrange(b, lb, batch + free_b + summed), [len(batch), len(free_b), len(summed)])
+    if _comes_first(free_b, free_a, output):
+        x, y, free_a, free_b, a, la, b, lb = y, x, free_b, free_a, b, lb, a, la
     contract = _as_contraction(x)
-    products = combinators.map(lambda xi, yi: _matmul(xi, yi, contract), x, y)
+    products = combinators.map(lambda xi, yi: _times_transposed(xi, yi, contract), x, y)
     sizes = [_label_size(a, la, b, lb, label) for label in batch + free_a + free_b]
     labels = batch + free_a + free_b
     if not labels:
         return ravel(products)[0], labels
     return split_leading(ravel(products), tuple(sizes)), labels
+
+
+def _comes_first(first: list[str], second: list[str], output: list[str]) -> bool:
+    """Whether ``output`` names a label of ``first`` before every label of ``second``."""
+    position = {label: k for k, label in enumerate(output)}
+    first_at = min((position[label] for label in first if label in position), default=None)
+    second_at = min((position[label] for label in second if label in position), default=None)
+    return first_at is not None and (second_at is None or first_at < second_at)
+
+
+def _times_transposed(x: Array, y: Array, contract: bool) -> Array:
+    """``x @ y.T`` of matrices that share their number of columns: a
+    ``soac.matmul`` reading ``y`` transposed, or (in SOAC bodies) a map of
+    dot products of their rows."""
+    if contract:
+        return Array(builders.matmul(x.value, y.value, transpose_rhs=True))
+    return combinators.map(lambda xi: combinators.map(lambda yj: sum_rows(xi * yj), y), x)
 
 
 def _label_size(a: Array, la: list[str], b: Array, lb: list[str], label: str) -> Any:
