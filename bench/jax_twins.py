@@ -82,7 +82,7 @@ def time_program(name: str, jax, repeats: int) -> list[tuple] | str:
             return f"{type(error).__name__}: {error}"
         peer_gradient = None
         if peer is not None:
-            peer_args = [jax.numpy.asarray(a) for a in derivative_args]
+            peer_args = [jax.tree_util.tree_map(jax.numpy.asarray, a) for a in derivative_args]
             peer_gradient = median_seconds(lambda: jax.block_until_ready(peer.gradient(*peer_args)), repeats)
         rows.append((n, primal, gradient, peer_gradient))
         print(f"{name:28s} n = {n:>9,d}  primal {primal * 1e3:8.3f} ms  gradient {gradient * 1e3:8.3f} ms"

@@ -31,6 +31,7 @@ def kernel(request):
     runs)."""
     if request.param == "loops":
         _runtime().soac_set_gemm(None, None)
+        _runtime().soac_set_gemv(None, None)
     yield request.param
     abi.register_blas(_runtime())
 
@@ -48,6 +49,14 @@ def test_products_of_every_shape_match_numpy(kernel, dtype):
         (lambda a, b: a.T @ a @ b, (a, b)),
         (lambda a, b: (a[1:6:2, :] @ b[:, ::2]), (a, b)),  # strided views
         (lambda a, b: snp.einsum("ij,jk->ik", a, b), (a, b)),
+        # One column or one row (BLAS's gemv), of transposed, strided and
+        # reversed views.
+        (lambda a, y: a.T @ y, (a, y)),
+        (lambda a, x: x @ a.T, (a, x)),
+        (lambda a, x: a[::2] @ x, (a, x)),
+        (lambda a, x: a[:, ::-1] @ x[::-1], (a, x)),
+        (lambda a, y: y[1::2] @ a[1::2, 1:], (a, y)),
+        (lambda a, x: a @ x[:, None] + (x[None, :] @ a.T).T, (a, x)),
     ]
     for fn, args in cases:
         expected = fn(*args)

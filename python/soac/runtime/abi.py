@@ -110,11 +110,11 @@ _FAILURES: dict[int, type[ExecutionError]] = {
 
 
 @functools.cache
-def _numpy_blas() -> tuple[int, int] | None:
-    """Addresses of ``cblas_dgemm``/``cblas_sgemm`` with 64-bit sizes in the
-    OpenBLAS numpy's wheels ship (``numpy.libs/libscipy_openblas64_*.so``),
-    or None (another numpy build: compiled code then multiplies matrices with
-    its own loops)."""
+def _numpy_blas() -> tuple[int, int, int, int] | None:
+    """Addresses of ``cblas_dgemm``, ``cblas_sgemm``, ``cblas_dgemv`` and
+    ``cblas_sgemv`` with 64-bit sizes in the OpenBLAS numpy's wheels ship
+    (``numpy.libs/libscipy_openblas64_*.so``), or None (another numpy build:
+    compiled code then multiplies matrices with its own loops)."""
     import glob
     import os
 
@@ -122,10 +122,10 @@ def _numpy_blas() -> tuple[int, int] | None:
     for path in sorted(glob.glob(os.path.join(libraries, "libscipy_openblas64_*.so"))):
         handle = ctypes.CDLL(path)
         try:
-            dgemm, sgemm = handle.scipy_cblas_dgemm64_, handle.scipy_cblas_sgemm64_
+            functions = [getattr(handle, f"scipy_cblas_{name}64_") for name in ("dgemm", "sgemm", "dgemv", "sgemv")]
         except AttributeError:
             continue
-        return ctypes.cast(dgemm, ctypes.c_void_p).value, ctypes.cast(sgemm, ctypes.c_void_p).value
+        return tuple(ctypes.cast(function, ctypes.c_void_p).value for function in functions)
     return None
 
 
@@ -134,9 +134,10 @@ def register_blas(handle: ctypes.CDLL) -> None:
     (runtime/soac_matmul.c) call numpy's OpenBLAS, when there is one."""
     blas = _numpy_blas()
     if blas is not None:
-        handle.soac_set_gemm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        handle.soac_set_gemm.restype = None
-        handle.soac_set_gemm(*blas)
+        for setter, functions in ((handle.soac_set_gemm, blas[:2]), (handle.soac_set_gemv, blas[2:])):
+            setter.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            setter.restype = None
+            setter(*functions)
 
 
 class CheckedCalls:
