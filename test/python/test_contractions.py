@@ -179,3 +179,20 @@ def test_batched_products_and_einsum_are_contractions_per_batch():
     expected = finite_difference_vjp(soac.jit(loss), (a, b), [0, 1], [1.0])
     for got, reference in zip(gradients, expected):
         np.testing.assert_allclose(got, reference, rtol=1e-6, atol=1e-8)
+
+
+def test_set_num_threads_sets_the_blas_thread_count():
+    """Products go to numpy's OpenBLAS: soac.set_num_threads(1) makes them
+    run on one thread too (its idle threads would otherwise spin on the
+    cores soac was not given)."""
+    handle = abi._numpy_openblas()
+    if handle is None:
+        pytest.skip("numpy has no OpenBLAS of its own here: products use the runtime's loops")
+    handle.scipy_openblas_get_num_threads64_.restype = ctypes.c_int
+    previous = soac.get_num_threads()
+    try:
+        for count in (1, 2):
+            soac.set_num_threads(count)
+            assert handle.scipy_openblas_get_num_threads64_() == count
+    finally:
+        soac.set_num_threads(previous)

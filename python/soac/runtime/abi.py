@@ -110,23 +110,45 @@ _FAILURES: dict[int, type[ExecutionError]] = {
 
 
 @functools.cache
-def _numpy_blas() -> tuple[int, int, int, int] | None:
-    """Addresses of ``cblas_dgemm``, ``cblas_sgemm``, ``cblas_dgemv`` and
-    ``cblas_sgemv`` with 64-bit sizes in the OpenBLAS numpy's wheels ship
-    (``numpy.libs/libscipy_openblas64_*.so``), or None (another numpy build:
-    compiled code then multiplies matrices with its own loops)."""
+def _numpy_openblas() -> ctypes.CDLL | None:
+    """The OpenBLAS numpy's wheels ship (``numpy.libs/libscipy_openblas64_*.so``,
+    with 64-bit sizes), or None (another numpy build: compiled code then
+    multiplies matrices with its own loops)."""
     import glob
     import os
 
     libraries = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libraries, "libscipy_openblas64_*.so"))):
         handle = ctypes.CDLL(path)
-        try:
-            functions = [getattr(handle, f"scipy_cblas_{name}64_") for name in ("dgemm", "sgemm", "dgemv", "sgemv")]
-        except AttributeError:
-            continue
-        return tuple(ctypes.cast(function, ctypes.c_void_p).value for function in functions)
+        if hasattr(handle, "scipy_cblas_dgemm64_"):
+            return handle
     return None
+
+
+@functools.cache
+def _numpy_blas() -> tuple[int, int, int, int] | None:
+    """Addresses of ``cblas_dgemm``, ``cblas_sgemm``, ``cblas_dgemv`` and
+    ``cblas_sgemv`` in numpy's OpenBLAS, or None."""
+    handle = _numpy_openblas()
+    if handle is None:
+        return None
+    try:
+        functions = [getattr(handle, f"scipy_cblas_{name}64_") for name in ("dgemm", "sgemm", "dgemv", "sgemv")]
+    except AttributeError:
+        return None
+    return tuple(ctypes.cast(function, ctypes.c_void_p).value for function in functions)
+
+
+def set_blas_threads(count: int) -> None:
+    """The number of threads numpy's OpenBLAS (which compiled code's matrix
+    products call) runs on from now on, when there is one. Its idle threads
+    spin for a while after each product: more of them than the cores soac
+    was given took those cores from soac's own loops."""
+    handle = _numpy_openblas()
+    if handle is not None and hasattr(handle, "scipy_openblas_set_num_threads64_"):
+        handle.scipy_openblas_set_num_threads64_.argtypes = [ctypes.c_int]
+        handle.scipy_openblas_set_num_threads64_.restype = None
+        handle.scipy_openblas_set_num_threads64_(count)
 
 
 def register_blas(handle: ctypes.CDLL) -> None:

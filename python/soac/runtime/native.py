@@ -10,6 +10,7 @@ import os
 import mlir
 
 from ..errors import Error
+from . import abi
 
 
 @functools.cache
@@ -57,10 +58,13 @@ def _openmp() -> ctypes.CDLL:
 
 def set_num_threads(count: int) -> None:
     """Number of threads parallel loops of compiled code use from now on
-    (1 forces sequential execution). The default is one per core."""
+    (1 forces sequential execution). The default is one per core. The
+    matrix products compiled code hands to numpy's OpenBLAS use as many:
+    that sets OpenBLAS's thread count, numpy's own products included."""
     if count < 1:
         raise Error(f"the number of threads must be at least 1, got {count}")
     _openmp().omp_set_num_threads(ctypes.c_int(count))
+    abi.set_blas_threads(count)
 
 
 def get_num_threads() -> int:
