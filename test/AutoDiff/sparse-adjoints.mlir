@@ -242,3 +242,44 @@ func.func @d_pairs(%x: tensor<?x?x?xf64>, %is: tensor<?xindex>, %js: tensor<?xin
   %r:2 = soac.vjp @pairs(%x, %is, %js, %c) wrt [0] : (tensor<?x?x?xf64>, tensor<?xindex>, tensor<?xindex>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?x?xf64>)
   return %r#1 : tensor<?x?x?xf64>
 }
+
+// -----
+
+// A gather one map deeper whose inner size is computed in the outer body,
+// as the frontend computes sizes (tensor.dim cast to i64 and back): the
+// size is the same in every row, so the rows' reads stack into one batch
+// and one reduce_by_index adds them; no dense adjoint of x per row (which
+// made the gradient of x.T cost size(x) per row).
+// (The values added are the cotangent's elements themselves.)
+// CHECK-LABEL: func.func private @transposed__vjp_wrt_0(
+// CHECK: %[[INDICES:.*]] = soac.map ins(%{{.*}}) -> tensor<?x?xindex>
+// CHECK-NOT: tensor.splat
+// CHECK: soac.check_index
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[INDICES]] {{\[}}[0, 1]]
+// CHECK: soac.reduce_by_index dest(%{{.*}} : tensor<?xf64>) indices(%[[FLAT]] : tensor<?xindex>)
+// CHECK-NOT: soac.reduce ins
+// CHECK: return
+func.func @transposed(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cols = tensor.dim %x, %c1 : tensor<?x?xf64>
+  %columns = soac.iota %cols : tensor<?xindex>
+  %r = soac.map ins(%columns : tensor<?xindex>) -> tensor<?x?xf64> {
+  ^bb0(%i: index):
+    %rows = tensor.dim %x, %c0 : tensor<?x?xf64>
+    %wide = arith.index_cast %rows : index to i64
+    %n = arith.index_cast %wide : i64 to index
+    %js = soac.iota %n : tensor<?xindex>
+    %column = soac.map ins(%js : tensor<?xindex>) -> tensor<?xf64> {
+    ^bb0(%j: index):
+      %v = tensor.extract %x[%j, %i] : tensor<?x?xf64>
+      soac.yield %v : f64
+    }
+    soac.yield %column : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+func.func @d_transposed(%x: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %r:2 = soac.vjp @transposed(%x, %c) wrt [0] : (tensor<?x?xf64>, tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?x?xf64>)
+  return %r#1 : tensor<?x?xf64>
+}

@@ -37,6 +37,13 @@ std::optional<Extent> liftExtent(const Extent &extent, Operation *owner,
     if (auto dim = dyn_cast_or_null<tensor::DimOp>(def))
       if (std::optional<int64_t> d = dim.getConstantIndex())
         return liftExtent(Extent::ofDim(dim.getSource(), *d), owner, body);
+    // A size converted between integer types (the frontend's sizes are
+    // int64 values, iota's an index): the size it converts, cast where the
+    // batch is materialized.
+    if (auto cast = dyn_cast_or_null<arith::IndexCastOp>(def))
+      return liftExtent(Extent::ofValue(cast.getIn()), owner, body);
+    if (auto cast = dyn_cast_or_null<arith::IndexCastUIOp>(def))
+      return liftExtent(Extent::ofValue(cast.getIn()), owner, body);
     return std::nullopt;
   }
   case Extent::Kind::Dim: {
