@@ -80,12 +80,13 @@ namespace {
 /// them: offsets (i, j, ..., 0, ...), sizes (1, ..., 1, the whole trailing
 /// dimensions), unit strides, the unit dimensions dropped (a row at one
 /// index; at several, a row of the source with its leading dimensions
-/// merged).
+/// merged). Not a rank-0 slice of one element: its adjoint is a tensor, not
+/// the scalar an element's read adds.
 std::optional<SmallVector<OpFoldResult>>
 leadingOffsetsOfSlice(tensor::ExtractSliceOp slice) {
   auto source = slice.getSourceType();
   int64_t indexed = source.getRank() - slice.getType().getRank();
-  if (indexed < 1 || !slice.hasUnitStride() ||
+  if (indexed < 1 || indexed == source.getRank() || !slice.hasUnitStride() ||
       slice.getType().getShape() != source.getShape().drop_front(indexed))
     return std::nullopt;
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
