@@ -1,8 +1,8 @@
 //===- SoacCanonicalize.cpp - simplifications of soac.map -----------------===//
 //
 // Derivatives produce maps with rows nobody reads, inputs read only for
-// their size, the same row yielded twice and sums of histograms; these
-// patterns (part of canonicalize) shrink them.
+// their size, rows that are one value, the same row yielded twice and sums
+// of histograms; these patterns (part of canonicalize) shrink them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +70,36 @@ struct ForwardIdentityRows : OpRewritePattern<MapOp> {
       if (input.getType() != result.getType())
         continue;
       rewriter.replaceAllUsesWith(result, input);
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// The rows of an input made by a map that yields the same value for every
+/// row (one defined outside its body) are that value: the body reads it
+/// directly, and the input goes (DropUnusedMapOperands). Gradients make
+/// such maps: the adjoint of a sum is its seed in every row, and its
+/// tangent zero. Without this, each is a tensor filled and read again.
+struct ReadInvariantRowsDirectly : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    Block &body = map.getBody().front();
+    bool changed = false;
+    for (auto [input, arg] : llvm::zip(map.getInputs(), body.getArguments())) {
+      auto producer = input.getDefiningOp<MapOp>();
+      if (!producer || arg.use_empty())
+        continue;
+      Value yielded = producer.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(input).getResultNumber());
+      // Defined above the producer, so it dominates the producer and hence
+      // this map, which reads the producer's result.
+      if (producer.getBody().isAncestor(yielded.getParentRegion()) ||
+          yielded.getType() != arg.getType())
+        continue;
+      rewriter.replaceAllUsesWith(arg, yielded);
       changed = true;
     }
     return success(changed);
@@ -193,5 +223,6 @@ struct AccumulateHistogram : OpRewritePattern<MapOp> {
 void MapOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
   patterns.add<DropUnusedMapOperands, ForwardIdentityRows, ReadSizeUpstream,
-               MergeDuplicateResults, AccumulateHistogram>(context);
+               ReadInvariantRowsDirectly, MergeDuplicateResults,
+               AccumulateHistogram>(context);
 }

@@ -51,8 +51,8 @@ static void advise_huge_pages(void *p, size_t size) {
  * (12.8 MB temporaries) ran its loss in 15 ms instead of 8.4 ms with 16 MB
  * as the bound (4 MB now, where huge pages start). A kept buffer is still a
  * malloc'ed one, so a caller that receives it frees it with free(). */
-enum { KEPT_BUFFERS = 4 };
-#define KEPT_SIZE ((size_t)4 << 20)
+enum { KEPT_BUFFERS = 8 };
+#define KEPT_SIZE ((size_t)64 << 10)
 #define KEPT_BYTES ((size_t)1 << 30)
 static struct {
   pthread_mutex_t lock;
@@ -60,19 +60,22 @@ static struct {
   size_t sizes[KEPT_BUFFERS];
 } kept = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}};
 
-/* A kept buffer of at least `size` bytes (at most twice that) aligned to
- * `alignment`, or NULL. */
+/* The smallest kept buffer of at least `size` bytes (at most twice that)
+ * aligned to `alignment`, or NULL. The smallest, so that a small request
+ * does not take the buffer a later, larger one of the same call needs. */
 static void *reuse(size_t size, size_t alignment) {
   if (size < KEPT_SIZE)
     return NULL;
-  void *found = NULL;
+  int best = -1;
   pthread_mutex_lock(&kept.lock);
-  for (int i = 0; i < KEPT_BUFFERS && !found; ++i)
+  for (int i = 0; i < KEPT_BUFFERS; ++i)
     if (kept.buffers[i] && kept.sizes[i] >= size && kept.sizes[i] / 2 <= size &&
-        (uintptr_t)kept.buffers[i] % alignment == 0) {
-      found = kept.buffers[i];
-      kept.buffers[i] = NULL;
-    }
+        (uintptr_t)kept.buffers[i] % alignment == 0 &&
+        (best < 0 || kept.sizes[i] < kept.sizes[best]))
+      best = i;
+  void *found = best < 0 ? NULL : kept.buffers[best];
+  if (best >= 0)
+    kept.buffers[best] = NULL;
   pthread_mutex_unlock(&kept.lock);
   return found;
 }

@@ -6,12 +6,13 @@
 
 // A convolution: a map of a reduce of a map reading x[i + j]. The adjoint
 // map yields a row of indices and a row of values per output position; they
-// are merged into one batch and scattered once.
+// are merged into one batch and scattered once. The adjoint of the sum is
+// the same for every term: the inner map reads it, not a map broadcasting it.
 // CHECK-LABEL: func.func private @conv__vjp_wrt_0(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<?xf64>, %[[W:[^:]*]]: tensor<?xf64>
 // CHECK: %[[READS:.*]]:2 = soac.map ins(%{{.*}}) -> tensor<?x?xindex>, tensor<?x?xf64>
 // CHECK-NOT: tensor.splat
-// CHECK: soac.map ins(%[[W]], %{{.*}}) -> tensor<?xindex>, tensor<?xf64>
+// CHECK: soac.map ins(%[[W]] : tensor<?xf64>) -> tensor<?xindex>, tensor<?xf64>
 // CHECK: soac.check_index
 // CHECK: soac.yield %{{.*}}, %{{.*}} : index, f64
 // CHECK: soac.yield %{{.*}}, %{{.*}} : tensor<?xindex>, tensor<?xf64>

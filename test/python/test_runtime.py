@@ -157,6 +157,35 @@ def test_results_own_their_memory_rss_stays_flat():
     np.testing.assert_array_equal(kept, 2.0)
 
 
+def test_calls_make_no_reference_cycles():
+    """A result's buffer goes back as soon as the result is dropped: no call,
+    of compiled code or of a jitted function taking and returning pytrees,
+    leaves garbage that only Python's cyclic GC would collect (it held every
+    result buffer until the GC ran)."""
+    import gc
+
+    import soac.numpy as jnp
+
+    saxpy = soac.compile(PROGRAMS, "saxpy")
+    x = np.ones(1000, np.float32)
+    calls = {
+        "compiled": lambda: saxpy(1.0, x, x),
+        "jitted, pytrees": soac.jit(lambda p: {"a": p["w"] * 2, "b": (p["w"] + 1, jnp.sum(p["w"]))}),
+        "value_and_grad": soac.jit(soac.value_and_grad(lambda p: jnp.sum(p["w"] * p["w"]))),
+    }
+    for name, call in calls.items():
+        run = call if name == "compiled" else (lambda call=call: call({"w": x.astype(np.float64)}))
+        run()  # traces and compiles
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(3):
+                run()
+            assert gc.collect() == 0, name
+        finally:
+            gc.enable()
+
+
 def test_lowering_errors_name_the_op_and_location():
     source = """
     func.func @f(%x: f32) -> f32 {
@@ -331,10 +360,11 @@ def test_strided_copies_use_soacs_memref_copy(tmp_path):
 
 
 def test_large_buffers_freed_by_compiled_code_are_reused():
-    """A buffer of 16 MB or more that compiled code frees is kept for its next
+    """A buffer of 64 KB or more that compiled code frees is kept for its next
     allocation of as much or up to half as much (glibc would give it back to
     the system, and the next call would fault in and zero every page again);
-    smaller requests, larger ones and stricter alignments get new memory."""
+    smaller requests, larger ones and stricter alignments get new memory.
+    An allocation takes the smallest kept buffer large enough."""
     import ctypes
 
     from soac.runtime import native
@@ -360,3 +390,25 @@ def test_large_buffers_freed_by_compiled_code_are_reused():
     assert reused == big
     for buffer in (reused, *others):
         free(buffer)
+
+
+def test_an_allocation_takes_the_smallest_kept_buffer_large_enough():
+    """In a new process, so that no buffer kept by earlier tests is a
+    better fit: the larger buffer is kept first, so a first fit would give
+    it to the smaller request, and the larger request would get new memory."""
+    script = textwrap.dedent("""
+        import ctypes
+        from soac.runtime import native
+        runtime = ctypes.CDLL(native.soac_runtime_library())
+        alloc, free = runtime._mlir_memref_to_llvm_alloc, runtime._mlir_memref_to_llvm_free
+        alloc.restype, alloc.argtypes, free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+        size = 40 << 20
+        larger, smaller = alloc(size + (1 << 20)), alloc(size)
+        free(larger)
+        free(smaller)
+        assert alloc(size) == smaller, "the smaller request took the larger buffer"
+        assert alloc(size + (1 << 20)) == larger, "the larger request got new memory"
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

@@ -14,7 +14,7 @@ flattened in the order of their sorted keys, as JAX does.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 __all__ = ["PyTreeDef", "register_dataclass", "register_pytree_node", "tree_flatten", "tree_leaves", "tree_map",
@@ -88,30 +88,32 @@ def _node(value: Any) -> tuple[Any, Any] | None:
 def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
     """The leaves of ``tree`` (in order) and its definition."""
     leaves: list[Any] = []
+    return leaves, _flatten_into(tree, leaves)
 
-    def walk(node: Any) -> PyTreeDef:
-        kind = _node(node)
-        if kind is None:
-            leaves.append(node)
-            return LEAF
-        cls, (flatten, _) = kind
-        children, data = flatten(node)
-        return PyTreeDef(cls, data, tuple(walk(child) for child in children))
 
-    return leaves, walk(tree)
+# The recursions below are module functions, not closures: a closure that
+# calls itself is a reference cycle, and the leaves it holds (a jitted
+# function's result buffers) would live until Python's cyclic GC ran.
+def _flatten_into(node: Any, leaves: list[Any]) -> PyTreeDef:
+    kind = _node(node)
+    if kind is None:
+        leaves.append(node)
+        return LEAF
+    cls, (flatten, _) = kind
+    children, data = flatten(node)
+    return PyTreeDef(cls, data, tuple(_flatten_into(child, leaves) for child in children))
 
 
 def tree_unflatten(definition: PyTreeDef, leaves: Iterable[Any]) -> Any:
     """The tree of ``definition`` with ``leaves`` in place of its leaves."""
-    remaining = iter(leaves)
+    return _build(definition, iter(leaves))
 
-    def build(node: PyTreeDef) -> Any:
-        if node.kind is None:
-            return next(remaining)
-        unflatten = _node_functions(node.kind)[1]
-        return unflatten(node.data, [build(child) for child in node.children])
 
-    return build(definition)
+def _build(node: PyTreeDef, remaining: Iterator[Any]) -> Any:
+    if node.kind is None:
+        return next(remaining)
+    unflatten = _node_functions(node.kind)[1]
+    return unflatten(node.data, [_build(child, remaining) for child in node.children])
 
 
 def _node_functions(cls: Any):

@@ -314,7 +314,7 @@ class GpuMemory:
     def copy_in(self, array: np.ndarray) -> np.ndarray:
         """A C-contiguous copy of ``array`` in managed memory (numpy's view of it)."""
         address = self.allocate(array.nbytes)
-        copy = np.ndarray(array.shape, array.dtype, buffer=(ctypes.c_char * max(array.nbytes, 1)).from_address(address))
+        copy = _array_at(address, array.shape, array.dtype)
         copy[...] = array
         return copy
 
@@ -799,15 +799,31 @@ def _borrowed_array(descriptor: ctypes.Structure, spec: ValueSpec, owner: Any = 
     dtype = np.dtype(spec.dtype)
     shape = tuple(descriptor.sizes)
     aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
-    count = math.prod(shape)
-    if count == 0 or aligned is None:
+    if math.prod(shape) == 0 or aligned is None:
         return np.zeros(shape, dtype=dtype)
     strides = tuple(s * dtype.itemsize for s in descriptor.strides)
-    extent = 1 + sum((n - 1) * s for n, s in zip(shape, descriptor.strides))
-    start = aligned + descriptor.offset * dtype.itemsize
-    buffer = (ctypes.c_char * (extent * dtype.itemsize)).from_address(start)
-    buffer.owner = owner  # the numpy array keeps the buffer, the buffer its owner
-    return np.ndarray(shape, dtype=dtype, buffer=buffer, strides=strides)
+    return _array_at(aligned + descriptor.offset * dtype.itemsize, shape, dtype, strides, owner)
+
+
+class _Memory:
+    """Memory at an address, as numpy's array interface describes it; the
+    array made from it keeps it, and it keeps ``owner``."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+    def __init__(self, interface: dict, owner: Any):
+        self.__array_interface__ = interface
+        self.owner = owner
+
+
+def _array_at(address: int, shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...] | None = None,
+              owner: Any = None) -> np.ndarray:
+    """A writable numpy array over memory at ``address`` (C-contiguous
+    without ``strides``), keeping ``owner`` alive. Through the array
+    interface rather than a ctypes array: each ``c_char * n`` of a new n
+    is a new type, garbage only Python's cyclic GC collects."""
+    interface = {"version": 3, "shape": shape, "typestr": dtype.str, "data": (address, False), "strides": strides}
+    return np.asarray(_Memory(interface, owner))
 
 
 class Library:
