@@ -1,8 +1,8 @@
 //===- ResolveDims.cpp - soac-resolve-dims --------------------------------===//
 //
 // A tensor.dim of a loop's or a branch's result is replaced by the size the
-// tensor was created with, when every path through the loop or the branch
-// keeps it. One-Shot Bufferize's value-bounds queries then stop there
+// tensor was created with (by tensor.empty or tensor.splat), when every path
+// through the loop or the branch keeps it. One-Shot Bufferize's value-bounds queries then stop there
 // instead of comparing both branches of each scf.if and each loop's yielded
 // size with its carried one, in each of their many queries.
 //
@@ -89,6 +89,8 @@ private:
     }
     if (auto empty = dyn_cast<tensor::EmptyOp>(op))
       return Origin{empty.getDynamicSize(dim)};
+    if (auto splat = dyn_cast<tensor::SplatOp>(op))
+      return Origin{splat.getDynamicSizes()[type.getDynamicDimIndex(dim)]};
     if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
       return origin(insert.getDest(), dim);
     if (auto insert = dyn_cast<tensor::InsertOp>(op))

@@ -98,11 +98,12 @@ def SoacFuseMaps : Pass<"soac-fuse-maps", "mlir::ModuleOp"> {
     the merge is skipped when such an op has side effects. A `soac.map` read
     only by one `soac.map` becomes part of it (vertical fusion): its inputs
     become the consumer's and its body runs first in the consumer's body.
-    A cheap map (at most 8 arithmetic ops per element: no math functions, no
-    nested reductions) read by SOACs of different kinds, which cannot merge,
-    is copied once per reader, each copy computing only what its reader
-    reads, so that every copy fuses: recomputing a few flops costs less than
-    storing the rows and reading them back.
+    A cheap map (at most 16 arithmetic ops per element: no math functions,
+    no nested reductions) read by SOACs that cannot merge (of different
+    kinds, or one reading another's result) is copied once per reader, each
+    copy computing only what its reader reads, so that every copy fuses:
+    recomputing a few flops costs less than storing the rows and reading
+    them back.
 
     Together these turn the reverse sweep of a map over points (one
     per-point contribution to the adjoint of each array every point reads,

@@ -157,6 +157,43 @@ func.func @cheap_map_recomputed_per_reader(%x: tensor<?x?xf64>, %g: tensor<?xf64
 
 // -----
 
+// A cheap map read by two maps, one of which reads the other's result (the
+// adjoints of x[1:] and x[:-1] in a gradient), cannot merge them: it is
+// copied into each, so that no row of %m is stored. Each copy fuses into its
+// reader, and then the first reader into the second: one loop in all.
+// CHECK-LABEL: func.func @cheap_map_recomputed_for_dependent_maps
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf64>, %[[S:.*]]: f64)
+// CHECK: %[[R:.*]] = soac.map ins(%[[X]] : tensor<?xf64>) -> tensor<?xf64>
+// CHECK-NEXT: ^bb0(%[[E:.*]]: f64):
+// CHECK-NEXT: %[[A:.*]] = arith.mulf %[[E]], %[[S]]
+// CHECK-NEXT: %[[B:.*]] = arith.addf %[[E]], %[[S]]
+// CHECK-NEXT: %[[F:.*]] = arith.addf %[[A]], %[[B]]
+// CHECK-NEXT: %[[T:.*]] = arith.subf %[[F]], %[[B]]
+// CHECK-NEXT: soac.yield %[[T]]
+// CHECK-NOT: soac.map
+// CHECK: return %[[R]]
+func.func @cheap_map_recomputed_for_dependent_maps(%x: tensor<?xf64>, %s: f64) -> tensor<?xf64> {
+  %m:2 = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+  ^bb0(%e: f64):
+    %a = arith.mulf %e, %s : f64
+    %b = arith.addf %e, %s : f64
+    soac.yield %a, %b : f64, f64
+  }
+  %first = soac.map ins(%m#0, %m#1 : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  %second = soac.map ins(%first, %m#1 : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%f: f64, %b: f64):
+    %t = arith.subf %f, %b : f64
+    soac.yield %t : f64
+  }
+  return %second : tensor<?xf64>
+}
+
+// -----
+
 // A map read only by one map becomes part of it.
 // CHECK-LABEL: func.func @map_into_map
 // CHECK: soac.map ins(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {

@@ -14,20 +14,30 @@
 using namespace mlir;
 
 namespace soac::autodiff {
+namespace {
+/// `indices` (primal values) into the leading dimensions of the primal
+/// `tensor`, each checked as soac-check-indices checks `opName`'s reads.
+SmallVector<Value> checkedIndices(ImplicitLocOpBuilder &b, Location loc,
+                                  Value tensor, ArrayRef<Value> indices,
+                                  StringRef opName) {
+  return llvm::map_to_vector(llvm::enumerate(indices), [&](auto entry) -> Value {
+    auto [dim, index] = entry;
+    return CheckIndexOp::create(
+        b, loc, index, tensor::DimOp::create(b, loc, tensor, dim),
+        llvm::formatv("'{0}' dimension {1}", opName, dim).str());
+  });
+}
+} // namespace
+
 /// A read: its adjoint is added at the same place (sparsely when the tensor
 /// is free in a SOAC body: see AdjointBuilder::accumulateAt). The indices
 /// are checked there as the read checks them (soac-check-indices), so that a
 /// gradient fails where its primal does, even when the primal read itself is
 /// dead (a sparse accumulation would drop an index out of range silently).
 LogicalResult reverseOf(tensor::ExtractOp op, AdjointBuilder &a) {
-  SmallVector<Value> indices = a.primals(op.getIndices());
-  ImplicitLocOpBuilder &b = a.builder();
-  Value tensor = a.primal(op.getTensor());
-  for (size_t dim = 0; dim < indices.size(); ++dim)
-    indices[dim] = CheckIndexOp::create(
-        b, op.getLoc(), indices[dim],
-        tensor::DimOp::create(b, op.getLoc(), tensor, dim),
-        llvm::formatv("'tensor.extract' dimension {0}", dim).str());
+  SmallVector<Value> indices =
+      checkedIndices(a.builder(), op.getLoc(), a.primal(op.getTensor()),
+                     a.primals(op.getIndices()), op->getName().getStringRef());
   a.accumulateAt(op.getTensor(), indices, a.adjoint(op.getResult()));
   return success();
 }
@@ -130,18 +140,15 @@ LogicalResult reverseOf(tensor::ExtractSliceOp op, AdjointBuilder &a) {
   if (!a.isActive(op.getSource()))
     return success();
   if (std::optional<SmallVector<OpFoldResult>> at = leadingOffsetsOfSlice(op)) {
-    Value source = a.primal(op.getSource());
-    SmallVector<Value> indices;
-    for (auto [dim, offset] : llvm::enumerate(*at)) {
-      Value index = isa<Value>(offset)
-                        ? a.primal(cast<Value>(offset))
-                        : Value(arith::ConstantIndexOp::create(
-                              b, *getConstantIntValue(offset)));
-      indices.push_back(CheckIndexOp::create(
-          b, op.getLoc(), index, tensor::DimOp::create(b, op.getLoc(), source, dim),
-          llvm::formatv("'tensor.extract_slice' dimension {0}", dim).str()));
-    }
-    a.accumulateAt(op.getSource(), indices, bar);
+    SmallVector<Value> offsets = llvm::map_to_vector(*at, [&](OpFoldResult offset) {
+      return isa<Value>(offset) ? a.primal(cast<Value>(offset))
+                                : Value(arith::ConstantIndexOp::create(
+                                      b, *getConstantIntValue(offset)));
+    });
+    a.accumulateAt(op.getSource(),
+                   checkedIndices(b, op.getLoc(), a.primal(op.getSource()),
+                                  offsets, op->getName().getStringRef()),
+                   bar);
     return success();
   }
   SmallVector<OpFoldResult> offsets = primalMixed(a, op.getMixedOffsets());

@@ -121,6 +121,9 @@ def _numpy_openblas() -> ctypes.CDLL | None:
     for path in sorted(glob.glob(os.path.join(libraries, "libscipy_openblas64_*.so"))):
         handle = ctypes.CDLL(path)
         if hasattr(handle, "scipy_cblas_dgemm64_"):
+            if hasattr(handle, "scipy_openblas_set_num_threads64_"):
+                handle.scipy_openblas_set_num_threads64_.argtypes = [ctypes.c_int]
+                handle.scipy_openblas_set_num_threads64_.restype = None
             return handle
     return None
 
@@ -146,8 +149,6 @@ def set_blas_threads(count: int) -> None:
     was given took those cores from soac's own loops."""
     handle = _numpy_openblas()
     if handle is not None and hasattr(handle, "scipy_openblas_set_num_threads64_"):
-        handle.scipy_openblas_set_num_threads64_.argtypes = [ctypes.c_int]
-        handle.scipy_openblas_set_num_threads64_.restype = None
         handle.scipy_openblas_set_num_threads64_(count)
 
 

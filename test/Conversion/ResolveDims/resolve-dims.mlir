@@ -79,3 +79,20 @@ func.func @branches_differ(%c: i1, %a: tensor<?xf64>, %b: tensor<?xf64>) -> inde
   %d = tensor.dim %r, %c0 : tensor<?xf64>
   return %d : index
 }
+
+// -----
+
+// A splat's dynamic sizes are its operands: a splat read only for its size
+// (a gradient's zeros like another) is then dead.
+// CHECK-LABEL: func.func @splat_sizes
+// CHECK-SAME: (%[[N:.*]]: index, %[[M:.*]]: index, %[[V:.*]]: f64)
+// CHECK-NOT: tensor.dim
+// CHECK: return %[[N]], %[[M]]
+func.func @splat_sizes(%n: index, %m: index, %v: f64) -> (index, index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %s = tensor.splat %v[%n, %m] : tensor<?x3x?xf64>
+  %d0 = tensor.dim %s, %c0 : tensor<?x3x?xf64>
+  %d2 = tensor.dim %s, %c2 : tensor<?x3x?xf64>
+  return %d0, %d2 : index, index
+}
