@@ -92,14 +92,34 @@ Value fittingOffsets(ImplicitLocOpBuilder &b, Value size, Value count,
       empty, b.createOrFold<arith::AddIOp>(size, one), bound);
 }
 
+/// The earliest point of `op`'s block at which every one of `values` is
+/// defined: just after the last of them defined in that block, or its start.
+Block::iterator earliestPointFor(Operation *op, ValueRange values) {
+  Block *block = op->getBlock();
+  Operation *last = nullptr;
+  for (Value value : values) {
+    Operation *def = value.getDefiningOp();
+    Operation *inBlock = def ? block->findAncestorOpInBlock(*def) : nullptr;
+    if (inBlock && (!last || last->isBeforeInBlock(inBlock)))
+      last = inBlock;
+  }
+  return last ? std::next(Block::iterator(last)) : block->begin();
+}
+
 /// Checks a slice of `tensor` (the source of an extract_slice, the
 /// destination of an insert_slice): in each dimension whose offset, size or
 /// stride is not static, or whose size is dynamic, the offset is checked
 /// against the offsets at which the slice fits, and the slice reads the
-/// checked offset.
+/// checked offset. An insert_slice's checks come as early as their operands
+/// allow (they have no side effects to keep in order): a map whose result
+/// the slice receives is then computed in the slice (sliceComputedIn, in
+/// convert-soac-to-loops), which needs the checked offsets before the map.
 template <typename SliceOp> void checkSlice(SliceOp slice, Value tensor) {
   Operation *op = slice.getOperation();
   ImplicitLocOpBuilder b(op->getLoc(), op);
+  if (isa<tensor::InsertSliceOp>(op))
+    b.setInsertionPoint(op->getBlock(),
+                        earliestPointFor(op, op->getOperands().drop_front()));
   auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();

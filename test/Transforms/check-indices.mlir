@@ -77,6 +77,28 @@ func.func @slice(%x: tensor<?xf32>, %o: index, %s: index) -> tensor<?xf32> {
 
 // -----
 
+// An insert_slice's offset is checked as soon as the destination and the
+// offset exist, before the map computing what it inserts: convert-soac-to-
+// loops then computes the map in the slice.
+// CHECK-LABEL: func.func @insert_slice_checked_early
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[D:.*]]: tensor<?xf32>, %[[O:.*]]: index)
+// CHECK: %[[OFFSET:.*]] = soac.check_index %[[O]] below %{{.*}}, "'tensor.insert_slice' dimension 0 (the offsets at which the slice fits)"
+// CHECK: %[[M:.*]] = soac.map
+// CHECK: tensor.insert_slice %[[M]] into %[[D]][%[[OFFSET]]]
+func.func @insert_slice_checked_early(%x: tensor<?xf32>, %d: tensor<?xf32>, %o: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %m = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    soac.yield %e : f32
+  }
+  %r = tensor.insert_slice %m into %d[%o] [%n] [1] : tensor<?xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
 // A static slice of a dynamic row of a 2-D tensor: static offsets become
 // checked operands where the dimension is dynamic.
 // CHECK-LABEL: func.func @row

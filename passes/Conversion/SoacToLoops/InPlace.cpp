@@ -9,6 +9,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
@@ -140,6 +141,47 @@ void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
 }
 
 } // namespace
+
+namespace {
+/// Whether `value` is defined before `op`: in a block enclosing it, ahead
+/// of the op of that block that holds it.
+bool definedBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  Block *block = def ? def->getBlock() : cast<BlockArgument>(value).getOwner();
+  Operation *holder = block->findAncestorOpInBlock(*op);
+  return holder && (!def || def->isBeforeInBlock(holder));
+}
+} // namespace
+
+Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
+                      Value n) {
+  if (!result.hasOneUse())
+    return {};
+  auto insert = dyn_cast<tensor::InsertSliceOp>(*result.getUsers().begin());
+  if (!insert || insert.getSource() != result ||
+      insert.getDroppedDims().any() ||
+      !llvm::all_of(insert.getMixedStrides(), [](OpFoldResult stride) {
+        return isConstantIntValue(stride, 1);
+      }) ||
+      !llvm::all_of(insert->getOperands().drop_front(),
+                    [&](Value v) { return definedBefore(v, map); }))
+    return {};
+  auto type = cast<RankedTensorType>(result.getType());
+  if (type.getRank() != 1)
+    return {};
+  OpFoldResult size = insert.getMixedSizes().front();
+  Value same = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, n,
+      getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
+  cf::AssertOp::create(
+      b, same,
+      checkMessage(insert.getLoc(),
+                   "'tensor.insert_slice': a source of another size than "
+                   "its slice"));
+  return tensor::ExtractSliceOp::create(
+      b, type, insert.getDest(), insert.getMixedOffsets(),
+      insert.getMixedSizes(), insert.getMixedStrides());
+}
 
 SmallVector<int> seedInputs(MapOp map) {
   SmallVector<int> seeds(map.getNumResults(), -1);

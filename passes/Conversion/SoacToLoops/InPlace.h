@@ -1,7 +1,8 @@
 //===- InPlace.h - results computed in the tensors they replace -*- C++ -*-===//
 //
 // In-place updates: a map computes a result in the tensor of a loop-carried
-// input that only it reads (seedInputs), and a row computed in its slot of a
+// input that only it reads (seedInputs) or in the slice its result is
+// inserted into (sliceComputedIn), and a row computed in its slot of a
 // result is checked against the slot's sizes before it is computed
 // (checkRowsComputedInPlace).
 //
@@ -13,6 +14,7 @@
 #include "dialect/SoacOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace soac::loops {
 
@@ -23,6 +25,17 @@ namespace soac::loops {
 /// `acc' = map (+) acc row` in a fold then updates the accumulator in place
 /// instead of allocating and copying a new one per row.
 llvm::SmallVector<int> seedInputs(MapOp map);
+
+/// The slice of `result`'s only reader, a tensor.insert_slice of it (unit
+/// strides, no dropped dimension, everything but its source defined before
+/// `map`), in which `map` computes `result` (a tensor of `n` scalar rows)
+/// instead of a new tensor; null otherwise. The slice's size is asserted to
+/// be `n` before the rows are written. (Empty-tensor elimination does not do
+/// this for maps: the parallel and the sequential loop of a map share its
+/// tensor.empty, and it replaces the empty on one path only. A gradient's
+/// slices, `.at[]` updates and concatenations insert maps' results so.)
+mlir::Value sliceComputedIn(mlir::ImplicitLocOpBuilder &b, MapOp map,
+                            mlir::Value result, mlir::Value n);
 
 /// A row computed in place in its slot of a result (eliminate-empty-tensors
 /// gives the row's tensor.empty the slot's sizes, known before the row) is

@@ -73,13 +73,16 @@ struct MapToLoops : OpRewritePattern<MapOp> {
                              options, folded, reduced, foldedResults);
     } else {
       // One set of outputs, before the choice between the parallel and the
-      // sequential loop: each fills it, so the result is allocated once.
+      // sequential loop: each fills it, so the result is allocated once (or
+      // not at all, computed in the input or the slice it replaces).
       SmallVector<Value> outputs = llvm::map_to_vector(
           llvm::enumerate(map.getResultTypes()), [&](auto rt) -> Value {
             auto [r, type] = rt;
-            return seeds[r] >= 0
-                       ? map.getInputs()[seeds[r]]
-                       : emptyTensor(b, cast<RankedTensorType>(type), n);
+            if (seeds[r] >= 0)
+              return map.getInputs()[seeds[r]];
+            if (Value slice = sliceComputedIn(b, map, map.getResult(r), n))
+              return slice;
+            return emptyTensor(b, cast<RankedTensorType>(type), n);
           });
       if (!parallel)
         results = tabulateInto(b, n, outputs, seeded, false, body);

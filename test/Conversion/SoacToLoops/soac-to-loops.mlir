@@ -734,3 +734,33 @@ func.func @fused_results_sized_once(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: te
   }
   return %s#0, %s#1, %s#2 : f64, f64, f64
 }
+
+// -----
+
+// A map whose result only an insert_slice reads, the slice known before the
+// map, is computed in the slice (no tensor of its own, no copy): after its
+// size is asserted to be the map's, both the parallel and the sequential
+// loop write into it.
+// CHECK-LABEL: func.func @computed_in_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[D:.*]]: tensor<?xf32>, %[[O:.*]]: index, %[[S:.*]]: index)
+// CHECK: %[[N:.*]] = tensor.dim %[[X]]
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[N]], %[[S]]
+// CHECK: cf.assert %[[SAME]], "{{.*}}: 'tensor.insert_slice': a source of another size than its slice"
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[D]][%[[O]]] [%[[S]]] [1]
+// CHECK-NOT: tensor.empty
+// CHECK: linalg.generic {{.*}} outs(%[[SLICE]] : tensor<?xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[SLICE]])
+// CHECK: tensor.insert_slice %{{.*}} into %[[D]][%[[O]]] [%[[S]]] [1]
+// SEQ-LABEL: func.func @computed_in_slice
+// SEQ: %[[SLICE:.*]] = tensor.extract_slice
+// SEQ-NOT: tensor.empty
+// SEQ: scf.for {{.*}} iter_args(%{{.*}} = %[[SLICE]])
+func.func @computed_in_slice(%x: tensor<?xf32>, %d: tensor<?xf32>, %o: index, %s: index) -> tensor<?xf32> {
+  %m = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    soac.yield %e : f32
+  }
+  %r = tensor.insert_slice %m into %d[%o] [%s] [1] : tensor<?xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
