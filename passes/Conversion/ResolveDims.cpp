@@ -143,11 +143,17 @@ struct SoacResolveDims
     SmallVector<tensor::DimOp> dims;
     getOperation()->walk([&](tensor::DimOp dim) { dims.push_back(dim); });
     DimResolver resolver;
+    // The dims replaced so far, erased at the end: an origin found earlier
+    // may be one of them (the size a tensor.empty or a tensor.splat was
+    // created with), and then stands for its replacement.
+    DenseMap<Value, Value> replaced;
     for (tensor::DimOp dim : dims) {
       std::optional<int64_t> index = dim.getConstantIndex();
       if (!index)
         continue;
       Origin found = resolver.origin(dim.getSource(), *index);
+      while (replaced.count(found.value) && found.dim < 0)
+        found.value = replaced.lookup(found.value);
       if (found == Origin{dim.getSource(), *index} ||
           !dominates(found.value, dim))
         continue;
@@ -157,8 +163,11 @@ struct SoacResolveDims
         size = tensor::DimOp::create(b, dim.getLoc(), found.value, found.dim);
       }
       dim.replaceAllUsesWith(size);
-      dim.erase();
+      replaced[dim.getResult()] = size;
     }
+    for (tensor::DimOp dim : dims)
+      if (replaced.count(dim.getResult()))
+        dim.erase();
   }
 };
 

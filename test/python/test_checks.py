@@ -137,6 +137,18 @@ func.func @gather_grad(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> tensor<?xf64
       : (tensor<?xf64>, tensor<?xindex>, f64) -> (f64, tensor<?xf64>)
   return %r#1 : tensor<?xf64>
 }
+
+// A map computed in the slice it is inserted into (sliceComputedIn): a slice
+// of another size than the map's must fail before any row is written.
+func.func @exp_into(%x: tensor<?xf64>, %dest: tensor<?xf64>, %offset: index, %size: index) -> tensor<?xf64> {
+  %m = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%a: f64):
+    %e = math.exp %a : f64
+    soac.yield %e : f64
+  }
+  %r = tensor.insert_slice %m into %dest[%offset] [%size] [1] : tensor<?xf64> into tensor<?xf64>
+  return %r : tensor<?xf64>
+}
 """
 
 # Ops that take sizes on trust: soac-check-indices checks them.
@@ -255,6 +267,21 @@ def test_slices_must_fit(offset, size, fits):
         return
     with pytest.raises(IndexOutOfRangeError, match="'tensor.extract_slice' dimension 0 \\(the offsets at which the slice fits\\)"):
         window(X, offset, size)
+
+
+@pytest.mark.parametrize(("n", "offset", "size"), [(20_000, 3, 20_000), (20_000, 3, 5), (20_000, 3, 20_005), (20_000, 50, 20_000)])
+def test_a_map_computed_in_its_slice_fits_it(threads, n, offset, size):
+    """Large enough for the parallel loop too: both write into the slice."""
+    exp_into = compiled("exp_into")
+    x, dest = np.linspace(-1.0, 1.0, n), np.full(n + 10, 7.0)
+    if offset + size <= dest.size and size == n:
+        expected = dest.copy()
+        expected[offset : offset + size] = np.exp(x)
+        np.testing.assert_allclose(exp_into(x, dest, offset, size), expected)
+        np.testing.assert_array_equal(dest, 7.0)  # the argument is not written
+        return
+    with pytest.raises(soac.Error, match="tensor.insert_slice"):
+        exp_into(x, dest, offset, size)
 
 
 def test_writes_are_checked():

@@ -12,12 +12,17 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
 namespace soac::loops {
 
 namespace {
+
+/// What a size check before a map computed in a slice of the same rank says.
+constexpr llvm::StringLiteral kSliceOfAnotherSize =
+    "'tensor.insert_slice': a source of another size than its slice";
 
 /// Whether `tensor` is one a loop carries and writes back: an accumulator
 /// or the output of a loop computing its rows (an scf.for or scf.forall
@@ -87,14 +92,27 @@ bool yieldsShapeOf(Block &body, unsigned r, unsigned p) {
   return false;
 }
 
-/// The tensor.empty a row is computed in, following destinations back
-/// (loops' initial values, inserts' and destination-style ops' outputs): the
-/// one eliminate-empty-tensors replaces by the row's slice of its result.
-tensor::EmptyOp emptyRowIsComputedIn(Value row) {
+/// The tensor.empty ops a row is computed in, following destinations back
+/// (loops' initial values, inserts' and destination-style ops' outputs, both
+/// branches of an scf.if such as the choice between a parallel and a
+/// sequential loop): those eliminate-empty-tensors may replace by the row's
+/// slice of its result.
+void emptiesRowIsComputedIn(Value row,
+                            llvm::SetVector<tensor::EmptyOp> &empties) {
   while (row) {
     Operation *op = row.getDefiningOp();
-    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op))
-      return empty;
+    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op)) {
+      empties.insert(empty);
+      return;
+    }
+    if (auto branch = dyn_cast_or_null<scf::IfOp>(op)) {
+      unsigned r = cast<OpResult>(row).getResultNumber();
+      for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+        if (!region->empty())
+          emptiesRowIsComputedIn(
+              region->front().getTerminator()->getOperand(r), empties);
+      return;
+    }
     if (auto loop = dyn_cast_or_null<scf::ForOp>(op))
       row = loop.getInitArgs()[cast<OpResult>(row).getResultNumber()];
     else if (auto insert = dyn_cast_or_null<tensor::InsertOp>(op))
@@ -104,39 +122,42 @@ tensor::EmptyOp emptyRowIsComputedIn(Value row) {
     else if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(op))
       row = dps.getTiedOpOperand(cast<OpResult>(row))->get();
     else
-      return {};
+      return;
   }
-  return {};
 }
 
 template <typename InsertOp>
 void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
-  tensor::EmptyOp empty = emptyRowIsComputedIn(insert.getSource());
-  if (!empty)
-    return;
+  llvm::SetVector<tensor::EmptyOp> empties;
+  emptiesRowIsComputedIn(insert.getSource(), empties);
   // The slot's dimensions the insert keeps, in order, are the empty's: a
-  // row's slot drops the leading one, a column's (x[:, j] = ...) another.
+  // row's slot drops the leading one, a column's (x[:, j] = ...) another, a
+  // slice of the same rank none.
   llvm::SmallBitVector dropped = insert.getDroppedDims();
-  if (dropped.count() != 1)
+  if (empties.empty() || dropped.count() > 1)
     return;
   SmallVector<OpFoldResult> kept;
   for (auto [d, size] : llvm::enumerate(insert.getMixedSizes()))
     if (!dropped.test(d))
       kept.push_back(size);
-  if (kept.size() != static_cast<size_t>(empty.getType().getRank()))
-    return;
-  ImplicitLocOpBuilder b(empty.getLoc(), empty);
-  for (auto [d, size] : llvm::enumerate(kept)) {
-    if (!empty.getType().isDynamicDim(d))
+  for (tensor::EmptyOp empty : empties) {
+    if (kept.size() != static_cast<size_t>(empty.getType().getRank()))
       continue;
-    auto slot = dyn_cast<Value>(size);
-    if (slot && !dominance.properlyDominates(slot, empty))
-      continue; // the slot's size comes later: no elimination
-    Value expected = getValueOrCreateConstantIndexOp(b, b.getLoc(), size);
-    Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                       empty.getDynamicSize(d), expected);
-    cf::AssertOp::create(
-        b, same, checkMessage(insert.getLoc(), "rows of different sizes"));
+    ImplicitLocOpBuilder b(empty.getLoc(), empty);
+    for (auto [d, size] : llvm::enumerate(kept)) {
+      if (!empty.getType().isDynamicDim(d))
+        continue;
+      auto slot = dyn_cast<Value>(size);
+      if (slot && !dominance.properlyDominates(slot, empty))
+        continue; // the slot's size comes later: no elimination
+      Value expected = getValueOrCreateConstantIndexOp(b, b.getLoc(), size);
+      Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         empty.getDynamicSize(d), expected);
+      cf::AssertOp::create(
+          b, same,
+          checkMessage(insert.getLoc(), dropped.none() ? kSliceOfAnotherSize
+                                                       : "rows of different sizes"));
+    }
   }
 }
 
@@ -155,10 +176,27 @@ bool definedBefore(Value value, Operation *op) {
 
 Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
                       Value n) {
-  if (!result.hasOneUse())
-    return {};
-  auto insert = dyn_cast<tensor::InsertSliceOp>(*result.getUsers().begin());
-  if (!insert || insert.getSource() != result ||
+  // Besides the insert, only tensor.dims may read it (the size checks of
+  // soac-check-indices): its size is `n` wherever it is computed.
+  tensor::InsertSliceOp insert;
+  for (Operation *user : result.getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    auto slice = dyn_cast<tensor::InsertSliceOp>(user);
+    if (!slice || insert)
+      return {};
+    insert = slice;
+  }
+  // A destination written nowhere else: an argument, or a tensor read again
+  // (by the map itself, say), would make bufferization copy the slice's old
+  // contents for the map to overwrite, on top of the copy it saves.
+  auto writable = [&](Value dest) {
+    return !isa<BlockArgument>(dest) &&
+           llvm::all_of(dest.getUsers(), [&](Operation *user) {
+             return user == insert || isa<tensor::DimOp>(user);
+           });
+  };
+  if (!insert || insert.getSource() != result || !writable(insert.getDest()) ||
       insert.getDroppedDims().any() ||
       !llvm::all_of(insert.getMixedStrides(), [](OpFoldResult stride) {
         return isConstantIntValue(stride, 1);
@@ -175,9 +213,7 @@ Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
       getValueOrCreateConstantIndexOp(b, b.getLoc(), size));
   cf::AssertOp::create(
       b, same,
-      checkMessage(insert.getLoc(),
-                   "'tensor.insert_slice': a source of another size than "
-                   "its slice"));
+      checkMessage(insert.getLoc(), kSliceOfAnotherSize));
   return tensor::ExtractSliceOp::create(
       b, type, insert.getDest(), insert.getMixedOffsets(),
       insert.getMixedSizes(), insert.getMixedStrides());

@@ -26,9 +26,11 @@ namespace soac::loops {
 /// instead of allocating and copying a new one per row.
 llvm::SmallVector<int> seedInputs(MapOp map);
 
-/// The slice of `result`'s only reader, a tensor.insert_slice of it (unit
-/// strides, no dropped dimension, everything but its source defined before
-/// `map`), in which `map` computes `result` (a tensor of `n` scalar rows)
+/// The slice of `result`'s one reader besides tensor.dims, a
+/// tensor.insert_slice of it (unit strides, no dropped dimension,
+/// everything but its source defined before `map`, into a destination
+/// nothing else reads or writes), in which `map`
+/// computes `result` (a tensor of `n` scalar rows)
 /// instead of a new tensor; null otherwise. The slice's size is asserted to
 /// be `n` before the rows are written. (Empty-tensor elimination does not do
 /// this for maps: the parallel and the sequential loop of a map share its

@@ -737,12 +737,13 @@ func.func @fused_results_sized_once(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: te
 
 // -----
 
-// A map whose result only an insert_slice reads, the slice known before the
-// map, is computed in the slice (no tensor of its own, no copy): after its
-// size is asserted to be the map's, both the parallel and the sequential
-// loop write into it.
+// A map whose result only an insert_slice reads, into a destination nothing
+// else reads, the slice known before the map, is computed in the slice (no
+// tensor of its own, no copy): after its size is asserted to be the map's,
+// both the parallel and the sequential loop write into it.
 // CHECK-LABEL: func.func @computed_in_slice
-// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[D:.*]]: tensor<?xf32>, %[[O:.*]]: index, %[[S:.*]]: index)
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[LEN:.*]]: index, %[[O:.*]]: index, %[[S:.*]]: index)
+// CHECK: %[[D:.*]] = tensor.splat %{{.*}}[%[[LEN]]]
 // CHECK: %[[N:.*]] = tensor.dim %[[X]]
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[N]], %[[S]]
 // CHECK: cf.assert %[[SAME]], "{{.*}}: 'tensor.insert_slice': a source of another size than its slice"
@@ -755,7 +756,28 @@ func.func @fused_results_sized_once(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: te
 // SEQ: %[[SLICE:.*]] = tensor.extract_slice
 // SEQ-NOT: tensor.empty
 // SEQ: scf.for {{.*}} iter_args(%{{.*}} = %[[SLICE]])
-func.func @computed_in_slice(%x: tensor<?xf32>, %d: tensor<?xf32>, %o: index, %s: index) -> tensor<?xf32> {
+func.func @computed_in_slice(%x: tensor<?xf32>, %len: index, %o: index, %s: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %d = tensor.splat %zero[%len] : tensor<?xf32>
+  %m = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    soac.yield %e : f32
+  }
+  %r = tensor.insert_slice %m into %d[%o] [%s] [1] : tensor<?xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// Into a function's argument (read-only: bufferization copies it first) the
+// map gets a tensor of its own, as it would the slice's old contents.
+// CHECK-LABEL: func.func @not_into_an_argument
+// CHECK: tensor.empty
+// CHECK: tensor.insert_slice
+// SEQ-LABEL: func.func @not_into_an_argument
+// SEQ: tensor.empty
+func.func @not_into_an_argument(%x: tensor<?xf32>, %d: tensor<?xf32>, %o: index, %s: index) -> tensor<?xf32> {
   %m = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%a: f32):
     %e = math.exp %a : f32
