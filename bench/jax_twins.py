@@ -11,16 +11,33 @@ are listed with the error they stop at.
 
     .venv/bin/python bench/jax_twins.py            # prints, updates docs/benchmarks.md
     .venv/bin/python bench/jax_twins.py --no-write --repeats 3
+    .venv/bin/python bench/jax_twins.py --all-threads  # soac, OpenBLAS and XLA on every core
+
+soac, OpenBLAS and XLA run on one thread and one core unless --all-threads:
+on a machine with few cores, with every core busy, threads waiting for one
+another (OpenMP's, OpenBLAS's idle workers) wait for the scheduler's next
+tick, and times come in multiples of it (4 ms on this project's 2-core
+machine), which made the table vary more between runs than it differed.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
+import os
+import sys
 
-from common import ROOT, median_seconds, write_section
+ONE_THREAD = "--all-threads" not in sys.argv
+if ONE_THREAD:
+    # Before numpy (OpenBLAS) and jax (XLA) load, as bench/dense.py does.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-import soac
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+
+from common import ROOT, median_seconds, write_section  # noqa: E402
+
+import soac  # noqa: E402
 
 # examples/jax_twins/common.py, under a name of its own (this directory has a common.py too)
 _spec = importlib.util.spec_from_file_location("jax_twins_common", ROOT / "examples" / "jax_twins" / "common.py")
@@ -95,7 +112,8 @@ def markdown(results: dict[str, list[tuple] | str], repeats: int, jax) -> str:
     peer = f"JAX {jax.__version__} (CPU, float64)" if jax else "JAX (not installed)"
     lines = [
         f"Float64, medians of {repeats} runs after a compiling warm-up (`bench/jax_twins.py`), on "
-        f"{soac.get_num_threads()} threads. Each program is an unchanged JAX program (examples/jax_twins/, "
+        + ("one thread and one core, JAX's and OpenBLAS's too" if ONE_THREAD else f"{soac.get_num_threads()} threads")
+        + ". Each program is an unchanged JAX program (examples/jax_twins/, "
         "`import soac.numpy as jnp`); *gradient* is its jitted derivative (a `grad`, the HVP's `jvp(grad(f))`, "
         "per-example gradients), *ratio* its time over the primal's, *growth* its time at 16n over n "
         f"(16 when the cost is linear in n). *vs JAX*: soac's gradient time over {peer}'s.",
@@ -122,8 +140,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--all-threads", action="store_true", help="soac, OpenBLAS and JAX on every core")
     parser.add_argument("programs", nargs="*", help="a subset of the programs (all by default)")
     options = parser.parse_args()
+    if ONE_THREAD:
+        soac.set_num_threads(1)
     jax = jax_module()
     results = {name: time_program(name, jax, options.repeats) for name in options.programs or twins.PROGRAMS}
     table = markdown(results, options.repeats, jax)
