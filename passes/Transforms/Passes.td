@@ -225,7 +225,10 @@ def SoacCheckIndices : Pass<"soac-check-indices", "mlir::ModuleOp"> {
     body, `x[i]` in a traced function), the offsets of `tensor.extract_slice`
     and `tensor.insert_slice` against the offsets at which the slice fits,
     and a computed `tensor.dim` index against the rank. The access then reads
-    the checked index. Constant indices below static sizes are left alone,
+    the checked index. An insert_slice's checks come as early as their
+    operands allow, so that the map computing what it inserts can write into
+    the slice (convert-soac-to-loops). Constant indices below static sizes
+    are left alone,
     and so is everything inside an op or function marked
     `soac.assume_in_bounds` (for code that has proven its indices).
 

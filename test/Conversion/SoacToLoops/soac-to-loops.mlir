@@ -772,8 +772,17 @@ func.func @computed_in_slice(%x: tensor<?xf32>, %len: index, %o: index, %s: inde
 
 // Into a function's argument (read-only: bufferization copies it first) the
 // map gets a tensor of its own, as it would the slice's old contents.
+// eliminate-empty-tensors may still replace that tensor.empty by the slice,
+// on either of the scf.if's paths: so the slice's size is asserted before it
+// (checkRowsComputedInPlace), lest a slice smaller than the map be written
+// past.
 // CHECK-LABEL: func.func @not_into_an_argument
-// CHECK: tensor.empty
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %{{.*}}: tensor<?xf32>, %{{.*}}: index, %[[S:.*]]: index)
+// CHECK: %[[N:.*]] = tensor.dim %[[X]]
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[N]], %[[S]]
+// CHECK: cf.assert %[[SAME]], "{{.*}}: 'tensor.insert_slice': a source of another size than its slice"
+// CHECK: tensor.empty(%[[N]])
+// CHECK: scf.if
 // CHECK: tensor.insert_slice
 // SEQ-LABEL: func.func @not_into_an_argument
 // SEQ: tensor.empty
