@@ -19,6 +19,17 @@ os.environ.setdefault("SOAC_TIERED", "off")
 REPORT = ROOT / "docs" / "benchmarks.md"
 
 
+def pin_to_one_core() -> None:
+    """One thread everywhere and one core: call it before numpy (OpenBLAS)
+    and jax (XLA) load, which read their thread counts then. The core too:
+    with the flags alone XLA still ran some of its work on a second thread
+    (CPU time 1.4x wall time on GMM's gradient) whenever the machine had a
+    core free, which made JAX's times depend on the machine's load."""
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def median_seconds(function: Callable[[], object], repeats: int,
                    clock: Callable[[], float] = time.perf_counter) -> float:
     """Median time of `repeats` calls by `clock` (wall time unless told),

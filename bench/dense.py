@@ -19,15 +19,9 @@ bodies compile to).
 
 from __future__ import annotations
 
-import os
+from common import ROOT, alternating_medians, pin_to_one_core, write_section
 
-# One thread everywhere, before numpy (OpenBLAS) and jax (XLA) load; and
-# one core: with those flags XLA still ran some of its work on a second
-# thread (CPU time 1.4x wall time on GMM's gradient) whenever the machine
-# had a core free, which made JAX's column depend on the machine's load.
-os.environ["OPENBLAS_NUM_THREADS"] = "1"
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+pin_to_one_core()  # before numpy and jax load
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -35,7 +29,6 @@ import ctypes  # noqa: E402
 import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
-from common import ROOT, alternating_medians, write_section  # noqa: E402
 
 import soac  # noqa: E402
 import soac.numpy as snp  # noqa: E402

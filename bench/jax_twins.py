@@ -22,20 +22,16 @@ machine), which made the table vary more between runs than it differed.
 
 from __future__ import annotations
 
-import os
 import sys
+
+from common import ROOT, median_seconds, pin_to_one_core, write_section
 
 ONE_THREAD = "--all-threads" not in sys.argv
 if ONE_THREAD:
-    # Before numpy (OpenBLAS) and jax (XLA) load, as bench/dense.py does.
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_to_one_core()  # before numpy and jax load
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
-
-from common import ROOT, median_seconds, write_section  # noqa: E402
 
 import soac  # noqa: E402
 

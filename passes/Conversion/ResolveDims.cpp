@@ -2,9 +2,10 @@
 //
 // A tensor.dim of a loop's or a branch's result is replaced by the size the
 // tensor was created with (by tensor.empty or tensor.splat), when every path
-// through the loop or the branch keeps it. One-Shot Bufferize's value-bounds queries then stop there
-// instead of comparing both branches of each scf.if and each loop's yielded
-// size with its carried one, in each of their many queries.
+// through the loop or the branch keeps it. One-Shot Bufferize's value-bounds
+// queries then stop there instead of comparing both branches of each scf.if
+// and each loop's yielded size with its carried one, in each of their many
+// queries.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Conversion/Passes.h"

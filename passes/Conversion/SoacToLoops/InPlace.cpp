@@ -163,19 +163,11 @@ void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
 
 } // namespace
 
-namespace {
-/// Whether `value` is defined before `op`: in a block enclosing it, ahead
-/// of the op of that block that holds it.
-bool definedBefore(Value value, Operation *op) {
-  Operation *def = value.getDefiningOp();
-  Block *block = def ? def->getBlock() : cast<BlockArgument>(value).getOwner();
-  Operation *holder = block->findAncestorOpInBlock(*op);
-  return holder && (!def || def->isBeforeInBlock(holder));
-}
-} // namespace
-
 Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
                       Value n) {
+  auto type = cast<RankedTensorType>(result.getType());
+  if (type.getRank() != 1)
+    return {};
   // Besides the insert, only tensor.dims may read it (the size checks of
   // soac-check-indices): its size is `n` wherever it is computed.
   tensor::InsertSliceOp insert;
@@ -196,16 +188,15 @@ Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
              return user == insert || isa<tensor::DimOp>(user);
            });
   };
+  DominanceInfo dominance;
   if (!insert || insert.getSource() != result || !writable(insert.getDest()) ||
       insert.getDroppedDims().any() ||
       !llvm::all_of(insert.getMixedStrides(), [](OpFoldResult stride) {
         return isConstantIntValue(stride, 1);
       }) ||
-      !llvm::all_of(insert->getOperands().drop_front(),
-                    [&](Value v) { return definedBefore(v, map); }))
-    return {};
-  auto type = cast<RankedTensorType>(result.getType());
-  if (type.getRank() != 1)
+      !llvm::all_of(insert->getOperands().drop_front(), [&](Value v) {
+        return dominance.properlyDominates(v, map);
+      }))
     return {};
   OpFoldResult size = insert.getMixedSizes().front();
   Value same = arith::CmpIOp::create(
