@@ -184,6 +184,34 @@ def test_one_trace_and_one_compilation_per_signature():
     assert f.trace(np.zeros(1)) is f.trace(soac.ArgSpec(np.dtype(np.float64), 1))
 
 
+def test_calls_find_their_trace_by_their_arguments_types_and_shapes():
+    # A call looks its trace up by each array's dtype and shape and each
+    # number's type (cheaper than the signature); these must lead to the
+    # trace the signature would.
+    h = soac.jit(lambda x, n: x * n)
+    x = np.ones(2)
+    for _ in range(2):
+        np.testing.assert_array_equal(h(x, 2), [2.0, 2.0])
+        np.testing.assert_array_equal(h(x, 2.5), [2.5, 2.5])
+        np.testing.assert_array_equal(h(x.astype(np.float32), 3), np.float32([3.0, 3.0]))
+        with pytest.raises(soac.TraceError, match="dtype object cannot be traced"):
+            h(x, 2**70)  # an int of no dtype, after an int64 one
+    assert len(h._traces) == 3
+
+    g = soac.jit(lambda x, n, scale: x[:n] * scale, static_argnums=(1, 2))
+    for _ in range(2):
+        np.testing.assert_array_equal(g(np.arange(5.0), 2, 3.0), [0.0, 3.0])
+        np.testing.assert_array_equal(g(np.arange(5.0), 2, 4.0), [0.0, 4.0])
+        with pytest.raises(soac.TraceError, match="must be hashable"):
+            g(np.ones(2), 2, [1.0])
+
+    # One key per set of shapes, so their number is bounded.
+    f = soac.jit(lambda x: snp.sum(x))
+    for n in range(1, 400):
+        assert f(np.ones(n)) == n
+    assert len(f._traces) == 1 and 0 < len(f._by_arguments) <= 256
+
+
 def test_small_inner_sizes_are_compiled_in():
     calls = []
 

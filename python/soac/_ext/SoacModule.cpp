@@ -2,7 +2,8 @@
 //
 // Registers the soac dialect with the upstream MLIR Python bindings, and
 // gives Python the signature of derivatives (dialect/DerivativeSignature.h)
-// and parsing that never aborts (Parsing.h).
+// and parsing that never aborts (Parsing.h), and the host CPU as LLVM names
+// it (what the JIT compiles for).
 // The bindings hand over C API handles; unwrapping them gives the C++ objects
 // this extension shares with them through libMLIRPythonCAPI.so.
 //
@@ -20,10 +21,14 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/TargetParser/Host.h"
+
 #include "nanobind/stl/optional.h"
+#include "nanobind/stl/pair.h"
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,4 +98,17 @@ NB_MODULE(_soac, m) {
       "with `width` lanes: vjp (args..., width cotangents per result) -> "
       "(results..., width gradients per wrt argument); jvp (args..., width "
       "tangents per wrt argument) -> (results..., width tangents per result).");
+
+  m.def(
+      "host_cpu",
+      []() {
+        std::vector<std::string> features;
+        for (const auto &feature : llvm::sys::getHostCPUFeatures())
+          features.push_back((feature.getValue() ? "+" : "-") +
+                             feature.getKey().str());
+        std::sort(features.begin(), features.end());
+        return std::make_pair(llvm::sys::getHostCPUName().str(), features);
+      },
+      "The host CPU's LLVM name and features (\"+avx2\", \"-avx512f\"), "
+      "which MLIR's ExecutionEngine compiles for.");
 }
