@@ -204,10 +204,12 @@ class _PackedArguments:
     function); scalars are ctypes values. ``address`` is valid while this
     object lives."""
 
-    def __init__(self, arrays: list[Any], specs: tuple[ValueSpec, ...], results: Any, results_first: bool):
-        entry_count, slot_count, word_count = _packed_layout(specs, results is not None, results_first)
+    def __init__(self, arrays: list[Any], specs: tuple[ValueSpec, ...], results: Any, results_first: bool,
+                 layout: tuple[int, int, int]):
+        """``layout``: ``_packed_layout`` of the call's specs and results."""
+        entry_count, slot_count, word_count = layout
         self._words = np.empty(word_count, np.int64)
-        self.address = self._words.ctypes.data
+        self.address = _data_address(self._words)
         slot = self.address + 8 * entry_count
         descriptor = slot + 8 * slot_count
         entries: list[int] = []
@@ -237,7 +239,6 @@ class _PackedArguments:
         self._words[:] = entries + slots + descriptors
 
 
-@functools.cache
 def _packed_layout(specs: tuple[ValueSpec, ...], results: bool, results_first: bool) -> tuple[int, int, int]:
     """The numbers of entries, descriptor pointers and words of the packed
     arguments of a function of ``specs``."""
@@ -335,6 +336,16 @@ class ValueSpec:
     @property
     def is_tensor(self) -> bool:
         return self.shape is not None
+
+    # Asked on every call of a compiled function, for every argument.
+    @functools.cached_property
+    def numpy_dtype(self) -> np.dtype:
+        return np.dtype(self.dtype)
+
+    @functools.cached_property
+    def static_sizes(self) -> tuple[tuple[int, int], ...]:
+        """A tensor's dimensions whose size is static, with that size."""
+        return tuple((dim, size) for dim, size in enumerate(self.shape) if size is not None)
 
     def describe(self) -> str:
         if not self.is_tensor:
@@ -437,6 +448,7 @@ class CompiledFunction:
         if len(signature.results) > 1 or (len(signature.results) == 1 and signature.results[0].is_tensor):
             fields = [(f"r{i}", _ctype(r)) for i, r in enumerate(signature.results)]
             self._result_struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
+        self._layout = _packed_layout(signature.args, bool(signature.results), self._result_struct is not None)
 
     def __call__(self, *args: Any, device_results: bool = False, stream: Any = None) -> Any:
         """The results of the function on ``args``.
@@ -495,7 +507,7 @@ class CompiledFunction:
             results = self._result_struct()
         elif spec.results:
             results = _ctype(spec.results[0])()
-        arguments = _PackedArguments(arrays, spec.args, results, results_first=self._result_struct is not None)
+        arguments = _PackedArguments(arrays, spec.args, results, self._result_struct is not None, self._layout)
         if self._checked is not None:
             self._checked(spec.name, self._packed, arguments.address)
         else:
@@ -648,22 +660,11 @@ def _fits(array: np.ndarray, spec: ValueSpec) -> bool:
     """Whether ``array`` is passed as it is: C-contiguous, exactly the
     tensor ``spec``'s dtype, rank and static sizes."""
     return (
-        array.flags.c_contiguous
-        and array.dtype == _numpy_dtype(spec.dtype)
+        array.dtype == spec.numpy_dtype
         and array.ndim == len(spec.shape)
-        and all(array.shape[dim] == size for dim, size in _static_sizes(spec.shape))
+        and array.flags.c_contiguous
+        and (not spec.static_sizes or all(array.shape[dim] == size for dim, size in spec.static_sizes))
     )
-
-
-@functools.cache
-def _static_sizes(shape: tuple[int | None, ...]) -> tuple[tuple[int, int], ...]:
-    """The dimensions of a tensor type's ``shape`` whose size is static, and that size."""
-    return tuple((dim, size) for dim, size in enumerate(shape) if size is not None)
-
-
-@functools.cache
-def _numpy_dtype(name: str) -> np.dtype:
-    return np.dtype(name)
 
 
 def _check_layout(where: str, dtype: np.dtype, shape: tuple[int, ...], spec: ValueSpec) -> None:
