@@ -559,11 +559,26 @@ LogicalResult JvpOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 /// A check of a constant index against a constant size that holds is the
 /// index itself; one that fails stays, to fail at run time if it is reached.
+/// A check of the index against the same size that runs before this one
+/// whenever this one runs (earlier in this block, or in a block around it)
+/// has done the check: this one is its result. soac-check-indices checks
+/// each op's accesses, so an extract_slice and the insert_slice that puts
+/// the slice back check one offset twice; with one checked offset, the two
+/// are seen to be the same slice (convert-soac-to-loops and bufferization
+/// then update it in place).
 OpFoldResult CheckIndexOp::fold(FoldAdaptor adaptor) {
   auto index = dyn_cast_or_null<IntegerAttr>(adaptor.getIndex());
   auto size = dyn_cast_or_null<IntegerAttr>(adaptor.getSize());
   if (index && size && index.getValue().ult(size.getValue()))
     return getIndex();
+  for (Operation *user : getIndex().getUsers()) {
+    auto earlier = dyn_cast<CheckIndexOp>(user);
+    if (!earlier || earlier == *this || earlier.getSize() != getSize())
+      continue;
+    Operation *here = earlier->getBlock()->findAncestorOpInBlock(*getOperation());
+    if (here && earlier->isBeforeInBlock(here))
+      return earlier.getResult();
+  }
   return {};
 }
 

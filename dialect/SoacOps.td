@@ -231,6 +231,10 @@ def Soac_CheckIndexOp : Soac_Op<"check_index", [NoMemoryEffect,
     failing thread records the failure and skips the access, and the call
     stops after the launch.
 
+    A check that always runs after one of the same index against the same
+    size (earlier in its block, or in a block around it) folds into that
+    one: its result is the earlier check's.
+
     ```mlir
     %i = soac.check_index %k below %n, "'tensor.extract' dimension 0"
     %v = tensor.extract %x[%i] : tensor<?xf32>

@@ -81,6 +81,10 @@ void addIndexChecks(OpPassManager &pm, bool enabled) {
   soac::SoacCheckIndicesOptions options;
   options.assumeInBounds = !enabled;
   pm.addPass(soac::createSoacCheckIndices(options));
+  // Each op's accesses are checked apart: one size computed once, so that
+  // the checks of one offset against it are seen to be one (an
+  // extract_slice and the insert_slice that puts it back: sliceReplaced).
+  pm.addPass(createCSEPass());
 }
 
 /// Tensors -> buffers for functions whose SOACs are lowered; function

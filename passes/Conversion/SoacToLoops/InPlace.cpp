@@ -161,6 +161,89 @@ void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
   }
 }
 
+/// Each tensor that the lowering of `reader` reads rows of, with the map
+/// whose input it is: `reader` itself or a map fused into it (see
+/// fusableProducer), for `tensors`, `reader`'s inputs.
+void collectReads(MapOp reader, ValueRange tensors,
+                  SmallVectorImpl<std::pair<Value, MapOp>> &reads) {
+  for (Value tensor : tensors) {
+    if (MapOp producer = fusableProducer(tensor, reader))
+      collectReads(producer, producer.getInputs(), reads);
+    else
+      reads.emplace_back(tensor, reader);
+  }
+}
+
+/// The tensor that is the slice `map`'s result `r` replaces, or null: an
+/// extract_slice of a tensor that `map` alone reads (directly, or through a
+/// map fused into it), while the result's one reader (besides tensor.dims)
+/// is an insert_slice back into that tensor at the same offsets, sizes and
+/// strides, and nothing else reads the tensor (an argument is not written).
+/// The adjoint of `x[1:]` adds into its slice of the gradient so. Computed
+/// in that slice, row i is read before it is written, and bufferization
+/// sees the slice extracted and inserted back in place: no new tensor, and
+/// no copy of it into the slice.
+Value sliceReplaced(MapOp map, unsigned r) {
+  Value result = map.getResult(r);
+  tensor::InsertSliceOp insert;
+  for (Operation *user : result.getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    auto slice = dyn_cast<tensor::InsertSliceOp>(user);
+    if (!slice || insert || slice.getSource() != result)
+      return {};
+    insert = slice;
+  }
+  if (!insert || isa<BlockArgument>(insert.getDest()) ||
+      insert.getDroppedDims().any())
+    return {};
+  // soac-check-indices checks the offsets of the extract_slice and of the
+  // insert_slice apart: two checks of one index against one size are one
+  // offset (canonicalization then folds the second into the first, so that
+  // bufferization sees one offset too).
+  auto checkOf = [](OpFoldResult v) {
+    auto value = dyn_cast<Value>(v);
+    return value ? value.getDefiningOp<CheckIndexOp>() : CheckIndexOp();
+  };
+  auto same = [&](ArrayRef<OpFoldResult> a, ArrayRef<OpFoldResult> b) {
+    return llvm::equal(a, b, [&](OpFoldResult x, OpFoldResult y) {
+      CheckIndexOp cx = checkOf(x), cy = checkOf(y);
+      return isEqualConstantIntOrValue(x, y) ||
+             (cx && cy && cx.getIndex() == cy.getIndex() &&
+              cx.getSize() == cy.getSize());
+    });
+  };
+  SmallVector<std::pair<Value, MapOp>> reads;
+  collectReads(map, map.getInputs(), reads);
+  for (auto [tensor, reader] : reads) {
+    auto extract = tensor.getDefiningOp<tensor::ExtractSliceOp>();
+    // Through a fused map, a row read and the row written must be scalars
+    // (a tensor row's sizes are the result's, known from its type alone
+    // only when static).
+    bool direct = reader == map;
+    auto type = cast<RankedTensorType>(result.getType());
+    if (!extract || extract.getSource() != insert.getDest() ||
+        tensor.getType() != type || !onlyReader(reader, tensor) ||
+        (!direct && type.getRank() != 1) ||
+        extract.getDroppedDims().any() ||
+        !same(extract.getMixedOffsets(), insert.getMixedOffsets()) ||
+        !same(extract.getMixedSizes(), insert.getMixedSizes()) ||
+        !same(extract.getMixedStrides(), insert.getMixedStrides()))
+      continue;
+    if (direct && !type.hasStaticShape()) {
+      unsigned p = llvm::find(map.getInputs(), tensor) - map.getInputs().begin();
+      if (!yieldsShapeOf(map.getBody().front(), r, p))
+        continue;
+    }
+    bool onlySlicedHere = llvm::all_of(
+        insert.getDest().getUsers(), [&](Operation *user) {
+          return user == extract || user == insert || isa<tensor::DimOp>(user);
+        });
+    return onlySlicedHere ? tensor : Value();
+  }
+  return {};
+}
+
 } // namespace
 
 Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
@@ -210,19 +293,26 @@ Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
       insert.getMixedSizes(), insert.getMixedStrides());
 }
 
-SmallVector<int> seedInputs(MapOp map) {
-  SmallVector<int> seeds(map.getNumResults(), -1);
-  SmallVector<bool> taken(map.getInputs().size(), false);
-  for (auto [r, type] : llvm::enumerate(map.getResultTypes()))
+SmallVector<Value> seedInputs(MapOp map) {
+  SmallVector<Value> seeds(map.getNumResults());
+  llvm::SmallPtrSet<Value, 4> taken;
+  for (auto [r, type] : llvm::enumerate(map.getResultTypes())) {
+    Value replaced = sliceReplaced(map, r);
+    if (replaced && taken.insert(replaced).second) {
+      seeds[r] = replaced;
+      continue;
+    }
     for (auto [p, input] : llvm::enumerate(map.getInputs()))
-      if (!taken[p] && input.getType() == type && onlyReader(map, input) &&
-          !fusableProducer(input, map) && isCarriedTensor(input) &&
+      if (!taken.contains(input) && input.getType() == type &&
+          onlyReader(map, input) && !fusableProducer(input, map) &&
+          isCarriedTensor(input) &&
           (cast<RankedTensorType>(type).hasStaticShape() ||
            yieldsShapeOf(map.getBody().front(), r, p))) {
-        seeds[r] = static_cast<int>(p);
-        taken[p] = true;
+        seeds[r] = input;
+        taken.insert(input);
         break;
       }
+  }
   return seeds;
 }
 

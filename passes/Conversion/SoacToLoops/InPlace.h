@@ -18,13 +18,14 @@
 
 namespace soac::loops {
 
-/// For each result of `map`, the input whose tensor it is computed in, or -1
-/// for a new tensor: a loop-carried input of the same shape that only this
-/// map reads, so that its row i is dead once row i of the result is computed
-/// from it.
-/// `acc' = map (+) acc row` in a fold then updates the accumulator in place
-/// instead of allocating and copying a new one per row.
-llvm::SmallVector<int> seedInputs(MapOp map);
+/// For each result of `map`, the tensor it is computed in, or null for a
+/// new tensor: a loop-carried input of the same shape that only this map
+/// reads, so that its row i is dead once row i of the result is computed
+/// from it (`acc' = map (+) acc row` in a fold then updates the accumulator
+/// in place instead of allocating and copying a new one per row); or the
+/// slice of a tensor that the result is inserted back into, read by this
+/// map or a map fused into it (see sliceReplaced in InPlace.cpp).
+llvm::SmallVector<mlir::Value> seedInputs(MapOp map);
 
 /// The slice of `result`'s one reader besides tensor.dims, a
 /// tensor.insert_slice of it (unit strides, no dropped dimension,

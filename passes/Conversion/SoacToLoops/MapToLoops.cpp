@@ -43,7 +43,7 @@ struct MapToLoops : OpRewritePattern<MapOp> {
     RowReader rows(map.getInputs(), map);
     Value n = rows.size(b);
     bool parallel = !isNestedInParallelOp(map);
-    SmallVector<int> seeds = seedInputs(map);
+    SmallVector<Value> seeds = seedInputs(map);
     // The rows a reduce folded in this loop reads are not stored.
     ReduceOp folded = foldedReduce(map);
     SmallVector<bool> reduced(map.getNumResults(), false);
@@ -51,17 +51,17 @@ struct MapToLoops : OpRewritePattern<MapOp> {
       for (Value input : folded.getInputs()) {
         unsigned r = cast<OpResult>(input).getResultNumber();
         reduced[r] = true;
-        seeds[r] = -1;
+        seeds[r] = Value();
       }
     SmallVector<bool> seeded =
-        llvm::map_to_vector(seeds, [](int p) { return p >= 0; });
-    // A seeded input's row is read from the output it seeds, before the
+        llvm::map_to_vector(seeds, [](Value seed) { return bool(seed); });
+    // A seeded tensor's row is read from the output it seeds, before the
     // body overwrites it.
     auto body = [&](ImplicitLocOpBuilder &ib, Value i, ArrayRef<Value> old) {
-      SmallVector<Value> known(map.getInputs().size());
-      for (auto [r, p] : llvm::enumerate(seeds))
-        if (p >= 0)
-          known[p] = old[r];
+      DenseMap<Value, Value> known;
+      for (auto [r, seed] : llvm::enumerate(seeds))
+        if (seed)
+          known[seed] = old[r];
       return inlineBody(ib, map.getBody(), rows.rowsAt(ib, i, known));
     };
     SmallVector<Type> rowTypes = llvm::map_to_vector(
@@ -78,8 +78,8 @@ struct MapToLoops : OpRewritePattern<MapOp> {
       SmallVector<Value> outputs = llvm::map_to_vector(
           llvm::enumerate(map.getResultTypes()), [&](auto rt) -> Value {
             auto [r, type] = rt;
-            if (seeds[r] >= 0)
-              return map.getInputs()[seeds[r]];
+            if (seeds[r])
+              return seeds[r];
             if (Value slice = sliceComputedIn(b, map, map.getResult(r), n))
               return slice;
             return emptyTensor(b, cast<RankedTensorType>(type), n);
@@ -107,7 +107,7 @@ private:
   /// `foldedResults`; those results of the map are null.
   static SmallVector<Value>
   tabulateRows(ImplicitLocOpBuilder &b, MapOp map, Value n, bool parallel,
-               ArrayRef<int> seeds, ArrayRef<bool> seeded, SeededBody body,
+               ArrayRef<Value> seeds, ArrayRef<bool> seeded, SeededBody body,
                const ConvertSoacToLoopsOptions &options, ReduceOp folded,
                ArrayRef<bool> reduced, SmallVector<Value> &foldedResults) {
     // The probe reads every row from the inputs: nothing is written yet.
@@ -133,7 +133,7 @@ private:
         continue;
       }
       if (seeded[r]) {
-        Value input = map.getInputs()[seeds[r]];
+        Value input = seeds[r];
         outputs.push_back(input);
         outputRowSizes.push_back(SmallVector<OpFoldResult>(
             ArrayRef(tensor::getMixedSizes(b, b.getLoc(), input)).drop_front()));

@@ -32,14 +32,11 @@ Value RowReader::size(ImplicitLocOpBuilder &b) const {
 }
 
 SmallVector<Value> RowReader::rowsAt(ImplicitLocOpBuilder &b, Value i,
-                                     ArrayRef<Value> known) const {
+                                     const DenseMap<Value, Value> &known) const {
   DenseMap<Operation *, SmallVector<Value>> fusedRows;
-  SmallVector<Value> rows;
-  for (auto [k, t] : llvm::enumerate(tensors))
-    rows.push_back(k < known.size() && known[k]
-                       ? known[k]
-                       : rowOf(b, t, consumer, i, fusedRows));
-  return rows;
+  return llvm::map_to_vector(tensors, [&](Value t) {
+    return rowOf(b, t, consumer, i, known, fusedRows);
+  });
 }
 
 SmallVector<MapOp> RowReader::fusedMaps() const {
@@ -81,12 +78,15 @@ std::string RowReader::mismatchMessage() const {
 
 Value RowReader::rowOf(ImplicitLocOpBuilder &b, Value tensor,
                        Operation *consumer, Value i,
+                       const DenseMap<Value, Value> &known,
                        DenseMap<Operation *, SmallVector<Value>> &fusedRows) {
+  if (Value row = known.lookup(tensor))
+    return row;
   if (MapOp map = fusableProducer(tensor, consumer)) {
     if (!fusedRows.count(map)) {
       SmallVector<Value> inputRows = llvm::map_to_vector(
           map.getInputs(),
-          [&](Value in) { return rowOf(b, in, map, i, fusedRows); });
+          [&](Value in) { return rowOf(b, in, map, i, known, fusedRows); });
       fusedRows[map] = inlineBody(b, map.getBody(), inputRows);
     }
     return fusedRows[map][cast<OpResult>(tensor).getResultNumber()];

@@ -32,11 +32,12 @@ public:
   /// cf.assert: soac-lower-checks on the CPU).
   mlir::Value size(mlir::ImplicitLocOpBuilder &b) const;
 
-  /// Row `i` of each tensor; non-null entries of `known` are rows the
-  /// caller already has (see seedInputs), taken instead of read.
+  /// Row `i` of each tensor; `known` has rows the caller already has of
+  /// tensors read (inputs, or those of fused maps: see seedInputs), taken
+  /// instead of read.
   llvm::SmallVector<mlir::Value>
   rowsAt(mlir::ImplicitLocOpBuilder &b, mlir::Value i,
-         llvm::ArrayRef<mlir::Value> known = {}) const;
+         const llvm::DenseMap<mlir::Value, mlir::Value> &known = {}) const;
 
   /// The fused maps, erased once the consumer is replaced.
   llvm::SmallVector<MapOp> fusedMaps() const;
@@ -54,6 +55,7 @@ private:
   static mlir::Value
   rowOf(mlir::ImplicitLocOpBuilder &b, mlir::Value tensor,
         mlir::Operation *consumer, mlir::Value i,
+        const llvm::DenseMap<mlir::Value, mlir::Value> &known,
         llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>>
             &fusedRows);
   static void collectFused(mlir::ValueRange tensors, mlir::Operation *consumer,

@@ -795,3 +795,96 @@ func.func @not_into_an_argument(%x: tensor<?xf32>, %d: tensor<?xf32>, %o: index,
   %r = tensor.insert_slice %m into %d[%o] [%s] [1] : tensor<?xf32> into tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// A slice read, updated row by row and inserted back (the adjoint of x[1:]
+// adding into its slice of the gradient): the map is computed in the
+// extracted slice, reading row i from the row it overwrites, so that
+// bufferization updates the slice in place. Its two offset checks, one per
+// slice op, count as one offset. The map reading the slice is fused into the
+// one whose result goes back.
+// CHECK-LABEL: func.func @slice_updated_in_place
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[D:.*]][%[[O:.*]]] [%{{.*}}] [1]
+// CHECK-NOT: tensor.empty
+// CHECK: linalg.generic {{.*}} outs(%[[SLICE]] : tensor<?xf32>)
+// CHECK: ^bb0(%[[OLD:.*]]: f32):
+// CHECK: arith.addf %[[OLD]]
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[SLICE]])
+// CHECK: tensor.extract %[[ACC]]
+// CHECK: tensor.insert_slice %{{.*}} into %[[D]][%[[O]]]
+// SEQ-LABEL: func.func @slice_updated_in_place
+// SEQ: %[[SLICE:.*]] = tensor.extract_slice
+// SEQ-NOT: tensor.empty
+// SEQ: scf.for {{.*}} iter_args(%{{.*}} = %[[SLICE]])
+func.func @slice_updated_in_place(%x: tensor<?xf32>, %len: index, %o: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %d = tensor.splat %zero[%len] : tensor<?xf32>
+  %n = arith.constant 0 : index
+  %s = tensor.dim %x, %n : tensor<?xf32>
+  %c1 = arith.constant 1 : index
+  %bound = arith.addi %len, %c1 : index
+  %oe = soac.check_index %o below %bound, "'tensor.extract_slice' dimension 0"
+  %old = tensor.extract_slice %d[%oe] [%s] [1] : tensor<?xf32> to tensor<?xf32>
+  %scaled = soac.map ins(%old : tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32):
+    %twice = arith.addf %a, %a : f32
+    soac.yield %twice : f32
+  }
+  %sum = soac.map ins(%scaled, %x : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %e = arith.addf %a, %b : f32
+    soac.yield %e : f32
+  }
+  %oi = soac.check_index %o below %bound, "'tensor.insert_slice' dimension 0"
+  %r = tensor.insert_slice %sum into %d[%oi] [%s] [1] : tensor<?xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// Inserted into another slice than the one read: the map gets a tensor of
+// its own.
+// CHECK-LABEL: func.func @another_slice_not_updated_in_place
+// CHECK: %[[NEW:.*]] = tensor.empty
+// CHECK: linalg.generic {{.*}} outs(%[[NEW]] : tensor<?xf32>)
+// SEQ-LABEL: func.func @another_slice_not_updated_in_place
+// SEQ: tensor.empty
+func.func @another_slice_not_updated_in_place(%x: tensor<?xf32>, %len: index, %o: index, %p: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %d = tensor.splat %zero[%len] : tensor<?xf32>
+  %n = arith.constant 0 : index
+  %s = tensor.dim %x, %n : tensor<?xf32>
+  %old = tensor.extract_slice %d[%o] [%s] [1] : tensor<?xf32> to tensor<?xf32>
+  %sum = soac.map ins(%old, %x : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %e = arith.addf %a, %b : f32
+    soac.yield %e : f32
+  }
+  %r = tensor.insert_slice %sum into %d[%p] [%s] [1] : tensor<?xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// The tensor read again after the update: the map gets a tensor of its own.
+// CHECK-LABEL: func.func @slice_of_a_tensor_read_again
+// CHECK: %[[NEW:.*]] = tensor.empty
+// CHECK: linalg.generic {{.*}} outs(%[[NEW]] : tensor<?xf32>)
+// SEQ-LABEL: func.func @slice_of_a_tensor_read_again
+// SEQ: tensor.empty
+func.func @slice_of_a_tensor_read_again(%x: tensor<?xf32>, %len: index, %o: index) -> (tensor<?xf32>, f32) {
+  %zero = arith.constant 0.0 : f32
+  %d = tensor.splat %zero[%len] : tensor<?xf32>
+  %n = arith.constant 0 : index
+  %s = tensor.dim %x, %n : tensor<?xf32>
+  %old = tensor.extract_slice %d[%o] [%s] [1] : tensor<?xf32> to tensor<?xf32>
+  %sum = soac.map ins(%old, %x : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %e = arith.addf %a, %b : f32
+    soac.yield %e : f32
+  }
+  %r = tensor.insert_slice %sum into %d[%o] [%s] [1] : tensor<?xf32> into tensor<?xf32>
+  %first = tensor.extract %d[%n] : tensor<?xf32>
+  return %r, %first : tensor<?xf32>, f32
+}

@@ -48,3 +48,33 @@ func.func @not_hoisted(%x: tensor<?xf32>, %i: index, %n: index) -> f32 {
   }
   return %r : f32
 }
+
+// -----
+
+// A check made before (in this block, or in one around it) of the same index
+// against the same size is the later check's result; one that does not
+// always run first (in a branch), or against another size, is not.
+// CHECK-LABEL: func.func @checked_before
+// CHECK-SAME: (%[[I:.*]]: index, %[[N:.*]]: index, %[[M:.*]]: index, %[[C:.*]]: i1)
+// CHECK: %[[FIRST:.*]] = soac.check_index %[[I]] below %[[N]], "first"
+// CHECK: scf.if %[[C]]
+// CHECK: %[[BRANCH:.*]] = soac.check_index %[[I]] below %[[M]], "in a branch"
+// CHECK: arith.addi %[[FIRST]], %[[BRANCH]]
+// CHECK: %[[AFTER:.*]] = soac.check_index %[[I]] below %[[M]], "after a branch"
+// CHECK-NOT: soac.check_index
+// CHECK: return %[[FIRST]], %{{.*}}, %[[AFTER]], %[[AFTER]], %[[FIRST]]
+func.func @checked_before(%i: index, %n: index, %m: index, %c: i1) -> (index, index, index, index, index) {
+  %first = soac.check_index %i below %n, "first"
+  %again = soac.check_index %i below %n, "again"
+  %branch = scf.if %c -> (index) {
+    %nested = soac.check_index %i below %n, "nested"
+    %b = soac.check_index %i below %m, "in a branch"
+    %sum = arith.addi %nested, %b : index
+    scf.yield %sum : index
+  } else {
+    scf.yield %i : index
+  }
+  %after = soac.check_index %i below %m, "after a branch"
+  %later = soac.check_index %i below %m, "later"
+  return %again, %branch, %after, %later, %first : index, index, index, index, index
+}
