@@ -172,3 +172,26 @@ func.func @d_scale(%x: f64, %w: f64, %t0: f64, %t1: f64) -> (f64, f64) {
   %r:3 = soac.jvp @scale(%x, %w, %t0, %t1) wrt [0] width 2 : (f64, f64, f64, f64) -> (f64, f64, f64)
   return %r#1, %r#2 : f64, f64
 }
+
+// -----
+
+// Above 8 lanes, one body of 8 lanes is called per chunk of 8 (compiled once
+// for any width); the last chunk repeats its last lane, whose results are
+// dropped; the primal comes from the first call.
+// CHECK-LABEL: func.func private @scale__jvp_x8_wrt_0(
+// CHECK-COUNT-8: arith.mulf %{{.*}}, %{{.*}} : f64
+// CHECK-NOT:     call
+// CHECK-LABEL: func.func private @scale__jvp_x10_wrt_0(
+// CHECK-SAME:    %[[X:[^:]*]]: f64, %[[W:[^:]*]]: f64, %[[T0:[^:]*]]: f64, %{{[^:]*}}: f64, %{{[^:]*}}: f64, %{{[^:]*}}: f64, %{{[^:]*}}: f64, %{{[^:]*}}: f64, %{{[^:]*}}: f64, %[[T7:[^:]*]]: f64, %[[T8:[^:]*]]: f64, %[[T9:[^:]*]]: f64)
+// CHECK:         %[[A:.*]]:9 = call @scale__jvp_x8_wrt_0(%[[X]], %[[W]], %[[T0]], {{.*}}, %[[T7]]) {no_inline}
+// CHECK:         %[[B:.*]]:9 = call @scale__jvp_x8_wrt_0(%[[X]], %[[W]], %[[T8]], %[[T9]], %[[T9]], %[[T9]], %[[T9]], %[[T9]], %[[T9]], %[[T9]]) {no_inline}
+// CHECK:         return %[[A]]#0, %[[A]]#1, %[[A]]#2, %[[A]]#3, %[[A]]#4, %[[A]]#5, %[[A]]#6, %[[A]]#7, %[[A]]#8, %[[B]]#1, %[[B]]#2 :
+func.func @scale(%x: f64, %w: f64) -> f64 {
+  %y = arith.mulf %x, %w : f64
+  %e = math.exp %y : f64
+  return %e : f64
+}
+func.func @d_scale(%x: f64, %w: f64, %t0: f64, %t1: f64, %t2: f64, %t3: f64, %t4: f64, %t5: f64, %t6: f64, %t7: f64, %t8: f64, %t9: f64) -> (f64, f64) {
+  %r:11 = soac.jvp @scale(%x, %w, %t0, %t1, %t2, %t3, %t4, %t5, %t6, %t7, %t8, %t9) wrt [0] width 10 : (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64)
+  return %r#1, %r#10 : f64, f64
+}

@@ -162,6 +162,24 @@ func.func @d_scale(%x: f64, %w: f64, %c0: f64, %c1: f64) -> (f64, f64) {
 
 // -----
 
+// Above 8 lanes: one body of 8 cotangent lanes, called per chunk of 8.
+// CHECK-LABEL: func.func private @scale9__vjp_x9_wrt_0(
+// CHECK-SAME:    %[[X:[^:]*]]: f64, %[[W:[^:]*]]: f64, %[[C0:[^:]*]]: f64, {{.*}}, %[[C8:[^:]*]]: f64)
+// CHECK:         %[[A:.*]]:9 = call @scale9__vjp_x8_wrt_0(%[[X]], %[[W]], %[[C0]], {{.*}}) {no_inline}
+// CHECK:         %[[B:.*]]:9 = call @scale9__vjp_x8_wrt_0(%[[X]], %[[W]], %[[C8]], %[[C8]], %[[C8]], %[[C8]], %[[C8]], %[[C8]], %[[C8]], %[[C8]]) {no_inline}
+// CHECK:         return %[[A]]#0, %[[A]]#1, {{.*}}, %[[A]]#8, %[[B]]#1 :
+func.func @scale9(%x: f64, %w: f64) -> f64 {
+  %y = arith.mulf %x, %w : f64
+  %e = math.exp %y : f64
+  return %e : f64
+}
+func.func @d_scale9(%x: f64, %w: f64, %c: f64) -> (f64, f64) {
+  %r:10 = soac.vjp @scale9(%x, %w, %c, %c, %c, %c, %c, %c, %c, %c, %c) wrt [0] width 9 : (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64)
+  return %r#1, %r#9 : f64, f64
+}
+
+// -----
+
 // An elementwise max of vector rows: per column, the first row holding the
 // maximum (a reduce of row indices with an elementwise minui) gets ȳ.
 // CHECK-LABEL: func.func private @column_max__vjp_wrt_0(

@@ -3,6 +3,7 @@
 
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Engine/CustomRules.h"
+#include "passes/AutoDiff/Engine/LaneChunks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -218,6 +219,15 @@ FailureOr<func::FuncOp> getOrCreateJvpFunction(func::FuncOp function,
   auto [jvp, fresh] = *created;
   if (!fresh)
     return jvp;
+  if (width > kLanesPerBody) {
+    FailureOr<func::FuncOp> narrow =
+        getOrCreateJvpFunction(function, wrt, kLanesPerBody, symbols);
+    if (failed(narrow))
+      return discardDerivative(jvp, symbols);
+    buildFromLaneChunks(jvp, *narrow, function.getNumArguments(),
+                        function.getNumResults(), width);
+    return jvp;
+  }
   if (custom) {
     if (failed(buildCustomJvp(function, wrt, width, jvp, symbols)))
       return discardDerivative(jvp, symbols);

@@ -4,6 +4,7 @@
 #include "dialect/SoacOps.h"
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Engine/CustomRules.h"
+#include "passes/AutoDiff/Engine/LaneChunks.h"
 #include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -332,6 +333,15 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   auto [vjp, fresh] = *created;
   if (!fresh)
     return vjp;
+  if (width > kLanesPerBody) {
+    FailureOr<func::FuncOp> narrow = getOrCreateVjpFunction(
+        function, wrt, symbols, mixedMode, kLanesPerBody);
+    if (failed(narrow))
+      return discardDerivative(vjp, symbols);
+    buildFromLaneChunks(vjp, *narrow, function.getNumArguments(),
+                        function.getNumResults(), width);
+    return vjp;
+  }
   if (custom) {
     if (failed(buildCustomVjp(function, wrt, width, vjp, symbols)))
       return discardDerivative(vjp, symbols);
