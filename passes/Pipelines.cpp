@@ -173,6 +173,7 @@ void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
   pm.addPass(std::move(finalConversion));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(soac::createSoacRestoreInterfaceNames());
+  pm.addPass(soac::createSoacInlineIntoInterfaces());
 }
 
 void buildLowerToCpuPipeline(OpPassManager &pm,
