@@ -37,6 +37,11 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
     N^(1/k) iterations each: memory about k·N^(1/k) checkpoints instead of N,
     for re-executing the inner levels once more.
 
+    With `width k` (vector mode) a derivative has k lanes. Up to 8 lanes
+    share one body; a derivative of more lanes calls the one of 8 lanes
+    once per chunk of 8 (`no_inline`, the last chunk padded with copies of
+    its last lane), so that its code stays the size of 8 lanes at any width.
+
     ```mlir
     // before
     %r:2 = soac.vjp @square(%x, %seed) : (f32, f32) -> (f32, f32)
