@@ -14,8 +14,7 @@ void buildFromLaneChunks(func::FuncOp wide, func::FuncOp narrow,
   OpBuilder b = OpBuilder::atBlockEnd(entry);
   ValueRange args = entry->getArguments();
   unsigned inputGroups = (args.size() - numArgs) / width;
-  unsigned outputGroups = wide.getNumResults() - numResults;
-  outputGroups /= width;
+  unsigned outputGroups = (wide.getNumResults() - numResults) / width;
   SmallVector<Value> results(numResults);
   SmallVector<SmallVector<Value>> lanes(outputGroups);
   for (unsigned first = 0; first < width; first += kLanesPerBody) {

@@ -161,6 +161,22 @@ void checkRowInPlace(InsertOp insert, DominanceInfo &dominance) {
   }
 }
 
+/// The one tensor.insert_slice of `result` into another tensor, when its
+/// other readers are tensor.dims only (the size checks of
+/// soac-check-indices); null otherwise.
+tensor::InsertSliceOp onlyInsertOf(Value result) {
+  tensor::InsertSliceOp insert;
+  for (Operation *user : result.getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    auto slice = dyn_cast<tensor::InsertSliceOp>(user);
+    if (!slice || insert || slice.getSource() != result)
+      return {};
+    insert = slice;
+  }
+  return insert;
+}
+
 /// Each tensor that the lowering of `reader` reads rows of, with the map
 /// whose input it is: `reader` itself or a map fused into it (see
 /// fusableProducer), for `tensors`, `reader`'s inputs.
@@ -185,15 +201,7 @@ void collectReads(MapOp reader, ValueRange tensors,
 /// no copy of it into the slice.
 Value sliceReplaced(MapOp map, unsigned r) {
   Value result = map.getResult(r);
-  tensor::InsertSliceOp insert;
-  for (Operation *user : result.getUsers()) {
-    if (isa<tensor::DimOp>(user))
-      continue;
-    auto slice = dyn_cast<tensor::InsertSliceOp>(user);
-    if (!slice || insert || slice.getSource() != result)
-      return {};
-    insert = slice;
-  }
+  tensor::InsertSliceOp insert = onlyInsertOf(result);
   if (!insert || isa<BlockArgument>(insert.getDest()) ||
       insert.getDroppedDims().any())
     return {};
@@ -251,17 +259,9 @@ Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
   auto type = cast<RankedTensorType>(result.getType());
   if (type.getRank() != 1)
     return {};
-  // Besides the insert, only tensor.dims may read it (the size checks of
-  // soac-check-indices): its size is `n` wherever it is computed.
-  tensor::InsertSliceOp insert;
-  for (Operation *user : result.getUsers()) {
-    if (isa<tensor::DimOp>(user))
-      continue;
-    auto slice = dyn_cast<tensor::InsertSliceOp>(user);
-    if (!slice || insert)
-      return {};
-    insert = slice;
-  }
+  // Besides the insert, only tensor.dims may read it: its size is `n`
+  // wherever it is computed.
+  tensor::InsertSliceOp insert = onlyInsertOf(result);
   // A destination written nowhere else: an argument, or a tensor read again
   // (by the map itself, say), would make bufferization copy the slice's old
   // contents for the map to overwrite, on top of the copy it saves.
@@ -272,7 +272,7 @@ Value sliceComputedIn(ImplicitLocOpBuilder &b, MapOp map, Value result,
            });
   };
   DominanceInfo dominance;
-  if (!insert || insert.getSource() != result || !writable(insert.getDest()) ||
+  if (!insert || !writable(insert.getDest()) ||
       insert.getDroppedDims().any() ||
       !llvm::all_of(insert.getMixedStrides(), [](OpFoldResult stride) {
         return isConstantIntValue(stride, 1);

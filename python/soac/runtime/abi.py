@@ -612,7 +612,7 @@ class CompiledFunction:
             if not r.is_tensor:
                 values.append(_scalar_result(field, r))
                 continue
-            dtype = np.dtype(r.dtype)
+            dtype = r.numpy_dtype
             shape, strides = tuple(field.sizes), tuple(field.strides)
             pointer = (_address(field.aligned) or 0) + field.offset * dtype.itemsize
             view = DeviceArray(pointer, shape, dtype, None, self._gpu.copy, strides)
@@ -646,7 +646,7 @@ def _check_argument(function: str, position: int, value: Any, spec: ValueSpec) -
         return value  # what the checks below would return: the array itself
     where = f"argument #{position} of {function}"
     if not spec.is_tensor:
-        return _scalar_argument(where, value, np.dtype(spec.dtype))
+        return _scalar_argument(where, value, spec.numpy_dtype)
     array = as_array(value)
     if array is None or array.dtype.kind not in _NUMBER_KINDS + "c":
         given = _describe(value)
@@ -670,7 +670,7 @@ def _fits(array: np.ndarray, spec: ValueSpec) -> bool:
 def _check_layout(where: str, dtype: np.dtype, shape: tuple[int, ...], spec: ValueSpec) -> None:
     """An :class:`ArgumentError` unless an array of ``dtype`` and ``shape``
     is the tensor ``spec``: exactly its dtype, rank and static sizes."""
-    if dtype != np.dtype(spec.dtype):
+    if dtype != spec.numpy_dtype:
         raise ArgumentError(f"{where} must be {spec.describe()}; got dtype {dtype}")
     if len(shape) != len(spec.shape):
         raise ArgumentError(f"{where} must be {spec.describe()}; got shape {shape}")
@@ -778,7 +778,7 @@ def _scalar(value: np.generic, spec: ValueSpec) -> Any:
 def _scalar_result(value: Any, spec: ValueSpec) -> np.generic:
     if spec.dtype == "float16":
         return np.uint16(value).view(np.float16)
-    return np.dtype(spec.dtype).type(value)
+    return spec.numpy_dtype.type(value)
 
 
 def _owned_array(
@@ -798,7 +798,7 @@ def _owned_array(
 
 def _borrowed_array(descriptor: ctypes.Structure, spec: ValueSpec, owner: Any = None) -> np.ndarray:
     """A numpy array over a result buffer, keeping ``owner`` alive."""
-    dtype = np.dtype(spec.dtype)
+    dtype = spec.numpy_dtype
     shape = tuple(descriptor.sizes)
     aligned = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value
     if math.prod(shape) == 0 or aligned is None:
