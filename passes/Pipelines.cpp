@@ -241,6 +241,13 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
                      "the runtime (soac-host-buffer-copies), so that they may "
                      "be device memory (soac_gpu_set_memory)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> flatten{
+      *this, "flatten",
+      llvm::cl::desc("Flatten nested parallelism first (soac-flatten): a "
+                     "map's nested SOACs become maps of their own over the "
+                     "merged rows, so that kernels get the parallelism of "
+                     "the whole nest rather than one thread per outer row"),
+      llvm::cl::init(false)};
 };
 
 void buildLowerToNvvmPipeline(OpPassManager &pm,
@@ -249,6 +256,8 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   // Products as SOACs (the kernels have no contraction of their own), before
   // their reads are checked.
   pm.addPass(soac::createSoacExpandContractions());
+  if (options.flatten)
+    pm.addPass(soac::createSoacFlatten());
   addIndexChecks(pm, options.checkIndices);
 
   // soac -> kernels on buffers inside functions on tensors; a failed check

@@ -168,7 +168,9 @@ class GpuOptions:
     CUDA driver when the code is loaded; ``bin``: cubin, needs ``ptxas``).
     ``device_memory=True`` makes host code read and write buffers by copies
     (soac-host-buffer-copies), so that the runtime may keep them in device
-    memory (``soac_gpu_set_memory``, docs/gpu.md)."""
+    memory (``soac_gpu_set_memory``, docs/gpu.md). ``flatten=True`` runs
+    soac-flatten first, so that nested maps become kernels over the merged
+    rows rather than one thread per outer row."""
 
     TARGET: ClassVar[str] = "gpu"
     chip: str = "sm_90"
@@ -177,12 +179,13 @@ class GpuOptions:
     opt_level: int = 3
     check_indices: bool = True
     device_memory: bool = False
+    flatten: bool = False
 
     def pipeline(self) -> str:
         return (
             f"builtin.module(soac-lower-to-nvvm{{chip={self.chip} features={self.features} "
             f"format={self.format} opt-level={self.opt_level} check-indices={_flag(self.check_indices)} "
-            f"device-memory={_flag(self.device_memory)}}})"
+            f"device-memory={_flag(self.device_memory)} flatten={_flag(self.flatten)}}})"
         )
 
 

@@ -295,6 +295,76 @@ func.func @sum_of_squares(%x: tensor<?xf64>) -> f64 {
   }
   return %r : f64
 }
+// Per row, GMM's shape: for each component k, s = L_k (x - m_k) (a map of
+// dot products, which the squares read twice), v_k = -|s|^2 / 2; then the
+// log-sum-exp of the v_k (read twice: the maximum and the sum). Run one
+// thread per row, the maps of dot products are kept in scratch memory.
+func.func @mixture_per_row(%x: tensor<?x?xf64>, %m: tensor<?x?xf64>, %L: tensor<?x?x?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %minus_half = arith.constant -0.5 : f64
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%xi: tensor<?xf64>):
+    %v = soac.map ins(%m, %L : tensor<?x?xf64>, tensor<?x?x?xf64>) -> tensor<?xf64> {
+    ^bb1(%mk: tensor<?xf64>, %Lk: tensor<?x?xf64>):
+      %c = soac.map ins(%xi, %mk : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.subf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %s = soac.map ins(%Lk : tensor<?x?xf64>) -> tensor<?xf64> {
+      ^bb2(%row: tensor<?xf64>):
+        %p = soac.map ins(%row, %c : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.mulf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %dot = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.addf %a, %b : f64
+          soac.yield %t : f64
+        }
+        soac.yield %dot : f64
+      }
+      %sq = soac.map ins(%s, %s : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.mulf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %n2 = soac.reduce ins(%sq : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %vk = arith.mulf %n2, %minus_half : f64
+      soac.yield %vk : f64
+    }
+    %top = soac.reduce ins(%v : tensor<?xf64>) init(%ninf : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.maximumf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %e = soac.map ins(%v : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb1(%a: f64):
+      %d = arith.subf %a, %top : f64
+      %t = math.exp %d : f64
+      soac.yield %t : f64
+    }
+    %total = soac.reduce ins(%e : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %l = math.log %total : f64
+    %y = arith.addf %l, %top : f64
+    soac.yield %y : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @grad_mixture_per_row(%x: tensor<?x?xf64>, %m: tensor<?x?xf64>, %L: tensor<?x?x?xf64>, %seed: tensor<?xf64>) -> (tensor<?x?xf64>, tensor<?x?xf64>, tensor<?x?x?xf64>) {
+  %r:4 = soac.vjp @mixture_per_row(%x, %m, %L, %seed) : (tensor<?x?xf64>, tensor<?x?xf64>, tensor<?x?x?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>, tensor<?x?xf64>, tensor<?x?x?xf64>)
+  return %r#1, %r#2, %r#3 : tensor<?x?xf64>, tensor<?x?xf64>, tensor<?x?x?xf64>
+}
 func.func @grad_sum_of_squares(%x: tensor<?xf64>) -> tensor<?xf64> {
   %one = arith.constant 1.0 : f64
   %r:2 = soac.vjp @sum_of_squares(%x, %one) : (tensor<?xf64>, f64) -> (f64, tensor<?xf64>)
@@ -367,6 +437,8 @@ CASES = {
     "sum_count_min_histogram": (ROWS, lambda n: (floats(6, dtype=np.float32), rng.integers(0, 3, 6), rng.integers(0, 9, 6), indices(n, 6), floats(n, dtype=np.float32), rng.integers(-5, 9, n))),
     "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
     "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),
+    "mixture_per_row": (GRADIENTS, lambda n: (floats(n, 5), floats(4, 5), floats(4, 5, 5))),
+    "grad_mixture_per_row": (GRADIENTS, lambda n: (floats(n, 5), floats(4, 5), floats(4, 5, 5), floats(n))),
     "matmul": (CONTRACTIONS, lambda n: (floats(n, 6, dtype=np.float32), floats(5, 6, dtype=np.float32))),
     "grad_matmul": (CONTRACTIONS, lambda n: (floats(n, 6), floats(6, 4), floats(n, 4))),
     "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),

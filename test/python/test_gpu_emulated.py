@@ -41,6 +41,7 @@ EMULATED = [
     "histogram_of_rows",
     "sum_count_min_histogram",
     "matmul",
+    "mixture_per_row",
 ]
 
 
@@ -57,6 +58,7 @@ EMULATED_WITH_THREADS = {
     "grad_gather_squares": 1003,
     "grad_matvec": 1003,
     "grad_matmul": 1003,
+    "grad_mixture_per_row": 40,
     "matvec": 40,
     "row_cumsum": 40,
     "softmax_rows": 40,

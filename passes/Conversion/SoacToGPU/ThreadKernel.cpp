@@ -366,7 +366,8 @@ using FramePtr = std::shared_ptr<Frame>;
 
 /// A tensor of the body inside the kernel, never materialized. Where its
 /// elements come from depends on `kind`:
-///  - Buffer: the buffer of `tensor` (a tensor the kernel reads) at
+///  - Buffer: the buffer of `tensor` (a tensor the kernel reads), or the
+///    memref `scratch` (a nested map's results, materialized per thread), at
 ///    `indices`, of which the dimensions in `open` are still to be indexed
 ///    (their entries are offsets);
 ///  - Map: result `result` of the soac.map `op`, recomputed in `scope` on
@@ -388,6 +389,7 @@ struct View {
   Kind kind = Kind::Buffer;
 
   Value tensor;
+  Value scratch;
   SmallVector<Value> indices;
   SmallVector<unsigned> open;
 
@@ -410,6 +412,9 @@ struct Entry {
 /// operator's for one step), inside the scope that defined the block.
 struct Frame {
   FramePtr parent;
+  /// The element of its map this frame computes (null for the thread's own
+  /// row and for operator steps).
+  Value index;
   DenseMap<Value, Value> scalars;
   DenseMap<Value, View> views;
 };
@@ -423,7 +428,7 @@ Value allTrue(ImplicitLocOpBuilder &b, ValueRange conditions) {
 
 class ThreadCode {
 public:
-  ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map) {
+  ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map, Value n) {
     // Every size the kernel needs, computed on the host before the launch.
     auto add = [&](Value tensor) {
       if (!sizes.count(tensor))
@@ -449,6 +454,7 @@ public:
     for (Value input : map.getInputs())
       if (cast<RankedTensorType>(input.getType()).getRank() > 1)
         add(input);
+    allocateScratch(host, map, n);
   }
 
   /// Runs the ops of `block` (not its terminator) in `frame`.
@@ -458,6 +464,10 @@ public:
         std::vector<View> inputs;
         for (Value input : inner.getInputs())
           inputs.push_back(view(frame, input));
+        if (scratch.count(inner)) {
+          computeIntoScratch(b, inner, inputs, frame);
+          continue;
+        }
         for (OpResult result : inner->getResults()) {
           View lazy = deferred(View::Kind::Map, inner, frame, result);
           lazy.result = result.getResultNumber();
@@ -626,14 +636,19 @@ private:
     row.sizes.erase(row.sizes.begin());
     if (!row.open.empty())
       return {{}, row};
+    if (row.scratch)
+      return {memref::LoadOp::create(b, row.scratch, row.indices), {}};
     return {tensor::ExtractOp::create(b, row.tensor, row.indices), {}};
   }
 
-  Entry mapElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
+  /// The frame of element `j` of the map of `v`, its body run.
+  FramePtr mapFrame(ImplicitLocOpBuilder &b, Operation *map,
+                    ArrayRef<View> inputs, const FramePtr &scope, Value j) {
     auto frame = std::make_shared<Frame>();
-    frame->parent = v.scope;
-    Block &body = cast<MapOp>(v.op).getBody().front();
-    for (auto [arg, input] : llvm::zip(body.getArguments(), v.inputs)) {
+    frame->parent = scope;
+    frame->index = j;
+    Block &body = cast<MapOp>(map).getBody().front();
+    for (auto [arg, input] : llvm::zip(body.getArguments(), inputs)) {
       Entry entry = element(b, input, j);
       if (entry.view)
         frame->views[arg] = *entry.view;
@@ -641,6 +656,12 @@ private:
         frame->scalars[arg] = entry.scalar;
     }
     run(b, body, frame);
+    return frame;
+  }
+
+  Entry mapElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
+    FramePtr frame = mapFrame(b, v.op, v.inputs, v.scope, j);
+    Block &body = cast<MapOp>(v.op).getBody().front();
     Value yielded = body.getTerminator()->getOperand(v.result);
     if (isTensor(yielded.getType()))
       return {{}, view(frame, yielded)};
@@ -806,7 +827,100 @@ private:
     return result;
   }
 
+  /// Nested maps whose results are computed once per thread into scratch
+  /// memory rather than where each element is read (`keptInScratch`): maps
+  /// of scalars whose elements cost a loop (their bodies hold SOACs) and
+  /// whose results only SOACs read (all of their elements, often several
+  /// times: the adjoint of a matrix-vector product reads each element of
+  /// the product in several places, and recomputing it there made GMM's
+  /// gradient kernel do d times the work of its primal). The scratch of a
+  /// map has one slot per element of each map around it (so an element of
+  /// an outer map computed again writes the same slot with the same values,
+  /// and no view of an earlier element is overwritten), then its own
+  /// elements, then the thread, innermost, so that a warp's accesses
+  /// coalesce.
+  static bool keptInScratch(MapOp inner) {
+    bool scalars = llvm::none_of(
+        inner.getBody().front().getTerminator()->getOperandTypes(), isTensor);
+    bool costly = false;
+    inner.getBody().walk([&](Operation *op) {
+      if (isa<MapOp, ReduceOp, ReduceByIndexOp>(op))
+        costly = true;
+    });
+    bool readWhole = llvm::all_of(inner->getUsers(), [](Operation *user) {
+      return isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user);
+    });
+    return scalars && costly && readWhole;
+  }
+
+  void allocateScratch(ImplicitLocOpBuilder &host, MapOp map, Value n) {
+    std::function<void(Block &, SmallVector<Value>)> visit =
+        [&](Block &block, SmallVector<Value> around) {
+          for (Operation &op : block.without_terminator()) {
+            auto inner = dyn_cast<MapOp>(op);
+            if (!inner)
+              continue;
+            Value size = sizes.lookup(inner->getResult(0)).front();
+            if (keptInScratch(inner)) {
+              SmallVector<Value> shape = around;
+              shape.append({size, n});
+              for (OpResult result : inner->getResults()) {
+                auto type = RankedTensorType::get(
+                    SmallVector<int64_t>(shape.size(), ShapedType::kDynamic),
+                    getElementTypeOrSelf(result.getType()));
+                scratch[inner].push_back(allocBuffer(host, type, shape));
+              }
+            }
+            SmallVector<Value> inside = around;
+            inside.push_back(size);
+            visit(inner.getBody().front(), inside);
+          }
+        };
+    visit(map.getBody().front(), {});
+  }
+
+  /// Computes every element of `inner` into its scratch (see keptInScratch)
+  /// and makes its results views of it.
+  void computeIntoScratch(ImplicitLocOpBuilder &b, MapOp inner,
+                   ArrayRef<View> inputs, const FramePtr &frame) {
+    SmallVector<Value> path;
+    for (Frame *f = frame.get(); f; f = f->parent.get())
+      if (f->index)
+        path.insert(path.begin(), f->index);
+    Value thread = threadIndex;
+    SmallVector<Value> buffers = scratch.lookup(inner);
+    Value size = sizes.lookup(inner->getResult(0)).front();
+    scf::ForOp::create(
+        b, indexConstant(b, 0), size, indexConstant(b, 1), ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          FramePtr element = mapFrame(ib, inner, inputs, frame, j);
+          SmallVector<Value> at = path;
+          at.append({j, thread});
+          for (auto [yielded, buffer] : llvm::zip(
+                   inner.getBody().front().getTerminator()->getOperands(),
+                   buffers))
+            memref::StoreOp::create(ib, scalar(element, yielded), buffer, at);
+          scf::YieldOp::create(ib);
+        });
+    for (auto [result, buffer] : llvm::zip(inner->getResults(), buffers)) {
+      View stored;
+      stored.scratch = buffer;
+      stored.indices = path;
+      stored.indices.append({Value(), thread});
+      stored.open = {static_cast<unsigned>(path.size())};
+      stored.sizes = sizes.lookup(result);
+      frame->views[result] = stored;
+    }
+  }
+
+public:
+  /// The thread's row, which indexes scratch memory (set in the kernel).
+  Value threadIndex;
+
+private:
   DenseMap<Value, SmallVector<Value>> sizes;
+  DenseMap<Operation *, SmallVector<Value>> scratch;
 };
 
 } // namespace
@@ -842,7 +956,7 @@ void lowerThreadKernel(MapOp map) {
                 : scalarRows.size(host);
 
   Shapes shapes(map);
-  ThreadCode code(host, shapes, map);
+  ThreadCode code(host, shapes, map, n);
   SmallVector<Value> outputs;
   for (auto [type, yielded] : llvm::zip(map.getResultTypes(),
                                         body.getTerminator()->getOperands())) {
@@ -859,6 +973,7 @@ void lowerThreadKernel(MapOp map) {
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
         ifThen(b, lessThan(b, ids.global, n), [&](ImplicitLocOpBuilder &ib) {
           Value i = ids.global;
+          code.threadIndex = i;
           auto frame = std::make_shared<Frame>();
           SmallVector<Value> scalars = scalarRows.read(ib, i);
           size_t next = 0;

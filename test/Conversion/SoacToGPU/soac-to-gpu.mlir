@@ -267,8 +267,8 @@ func.func @iota(%n: index) -> tensor<?xi32> {
 // CHECK: gpu.launch
 // CHECK-NOT: workgroup
 // CHECK-NOT: memref.alloc
-// CHECK: scf.for %[[J:.*]] =
-// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: %[[SUM:.*]] = scf.for %[[K:[a-z0-9_]+]] = {{.*}} iter_args
 // CHECK: memref.load %{{.*}}[%{{.*}}, %[[J]], %[[K]]] : memref<?x?x?xf32
 // CHECK: arith.mulf
 // CHECK: arith.addf
@@ -307,7 +307,7 @@ func.func @batched_matvec(%a: tensor<?x?x?xf32>, %v: tensor<?xf32>) -> tensor<?x
 // CHECK-LABEL: func.func @slice_at_row_offset
 // CHECK: gpu.launch
 // CHECK: %[[START:.*]] = arith.index_cast
-// CHECK: scf.for %[[J:.*]] =
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
 // CHECK: %[[AT:.*]] = arith.addi %[[START]], %[[J]]
 // CHECK: memref.load %{{.*}}[%[[AT]]] : memref<?xf64
 func.func @gather_in_row(%m: tensor<?x?xf64>, %idx: tensor<?xindex>) -> tensor<?x?xf64> {
@@ -339,8 +339,8 @@ func.func @slice_at_row_offset(%starts: tensor<?xi64>, %x: tensor<?xf64>) -> ten
 // CHECK-LABEL: func.func @fold_rows_per_row
 // CHECK: gpu.launch
 // CHECK-NOT: memref.alloc
-// CHECK: scf.for %[[J:.*]] =
-// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: %[[SUM:.*]] = scf.for %[[K:[a-z0-9_]+]] = {{.*}} iter_args
 // CHECK: memref.load %{{.*}}[%{{.*}}, %[[K]], %[[J]]]
 // CHECK: arith.addf
 // CHECK: memref.store %[[SUM]], %{{.*}}[%{{.*}}, %[[J]]]
@@ -372,7 +372,7 @@ func.func @fold_rows_per_row(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-LABEL: func.func @insert_per_row
 // CHECK: gpu.launch
 // CHECK: %[[TWICE:.*]] = arith.addf
-// CHECK: scf.for %[[J:.*]] =
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
 // CHECK: %[[HERE:.*]] = arith.cmpi eq, %[[J]]
 // CHECK: arith.select %[[HERE]], %[[TWICE]]
 func.func @insert_per_row(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
@@ -575,4 +575,104 @@ func.func @long_map_body(%x: tensor<?xf32>) -> tensor<?xf32> {
     soac.yield %v32 : f32
   }
   return %r : tensor<?xf32>
+}
+
+// -----
+
+// One thread per row: a nested map whose elements each cost a loop (dot
+// products) and which only SOACs read is computed once per thread into
+// scratch memory (its elements, then the thread, innermost), and read from
+// there, not recomputed at each of its two reads.
+// CHECK-LABEL: func.func @products_read_twice
+// CHECK: %[[SCRATCH:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK: gpu.launch
+// CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
+// CHECK: scf.for %[[K:[a-z0-9_]+]] =
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[SCRATCH]][%[[K]], %[[ROW]]]
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK-NEXT: memref.load %[[SCRATCH]][%[[J]], %[[ROW]]]
+// CHECK-NEXT: memref.load %[[SCRATCH]][%[[J]], %[[ROW]]]
+// CHECK: gpu.terminator
+func.func @products_read_twice(%x: tensor<?x?xf64>, %L: tensor<?x?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%xi: tensor<?xf64>):
+    %s = soac.map ins(%L : tensor<?x?xf64>) -> tensor<?xf64> {
+    ^bb1(%row: tensor<?xf64>):
+      %p = soac.map ins(%row, %xi : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.mulf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %dot = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      soac.yield %dot : f64
+    }
+    %sq = soac.map ins(%s, %s : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.mulf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %n2 = soac.reduce ins(%sq : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %n2 : f64
+  }
+  return %r : tensor<?xf64>
+}
+
+// -----
+
+// Read at one index (tensor.extract), the same map is recomputed where read:
+// computing all of its elements could cost more than the ones read.
+// CHECK-LABEL: func.func @products_read_at_one_index
+// CHECK-COUNT-2: memref.alloc(%{{.*}}) : memref<?xf64>
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK-NOT: memref.store
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK: gpu.terminator
+func.func @products_read_at_one_index(%x: tensor<?x?xf64>, %L: tensor<?x?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+  ^bb0(%xi: tensor<?xf64>):
+    %s = soac.map ins(%L : tensor<?x?xf64>) -> tensor<?xf64> {
+    ^bb1(%row: tensor<?xf64>):
+      %p = soac.map ins(%row, %xi : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.mulf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %dot = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      soac.yield %dot : f64
+    }
+    %sq = soac.map ins(%s, %s : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.mulf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %n2 = soac.reduce ins(%sq : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %c0 = arith.constant 0 : index
+    %first = tensor.extract %s[%c0] : tensor<?xf64>
+    soac.yield %n2, %first : f64, f64
+  }
+  return %r#0, %r#1 : tensor<?xf64>, tensor<?xf64>
 }
