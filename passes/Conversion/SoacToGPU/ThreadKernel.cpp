@@ -379,13 +379,10 @@ using FramePtr = std::shared_ptr<Frame>;
 ///  - Inserted: the tensor.insert `op` in `scope`: its scalar where
 ///    `indices` are its indices, else the element of `inputs[0]` (its
 ///    destination);
-///  - Histogram: the soac.reduce_by_index `op` in `scope`: the element of
-///    `inputs[0]` (its destination) combined with each element of
-///    `inputs[2]` (its values) whose index in `inputs[1]` is `indices`.
-/// Generated, Fold, Inserted and Histogram views collect `indices` until the
-/// last dimension is indexed.
+/// Generated, Fold and Inserted views collect `indices` until the last
+/// dimension is indexed.
 struct View {
-  enum class Kind { Buffer, Map, Generated, Fold, Inserted, Histogram };
+  enum class Kind { Buffer, Map, Generated, Fold, Inserted };
   Kind kind = Kind::Buffer;
 
   Value tensor;
@@ -504,12 +501,7 @@ public:
         inserted.inputs = {view(frame, insert.getDest())};
         frame->views[insert.getResult()] = inserted;
       } else if (auto histogram = dyn_cast<ReduceByIndexOp>(op)) {
-        View combined = deferred(View::Kind::Histogram, histogram, frame,
-                                 histogram.getResult(0));
-        combined.inputs = {view(frame, histogram.getDests()[0]),
-                           view(frame, histogram.getIndices()),
-                           view(frame, histogram.getValues()[0])};
-        frame->views[histogram.getResult(0)] = combined;
+        computeIntoScratch(b, histogram, frame);
       } else if (isa<IotaOp, tensor::SplatOp, tensor::FromElementsOp>(op)) {
         frame->views[op.getResult(0)] =
             deferred(View::Kind::Generated, &op, frame, op.getResult(0));
@@ -577,7 +569,7 @@ public:
       return {generated(b, next), {}};
     }
     // The input that has the view's shape: the initial row of a fold, the
-    // destination of an insert or a histogram.
+    // destination of an insert.
     unsigned same = v.kind == View::Kind::Fold ? 1 : 0;
     Entry sameElement = element(b, v.inputs[same], j);
     if (!last) {
@@ -586,8 +578,6 @@ public:
     }
     if (v.kind == View::Kind::Inserted)
       return {inserted(b, next, sameElement.scalar), {}};
-    if (v.kind == View::Kind::Histogram)
-      return {histogrammed(b, next, sameElement.scalar), {}};
     return {folded(b, next, sameElement.scalar), {}};
   }
 
@@ -732,39 +722,6 @@ private:
     return loop.getResult(0);
   }
 
-  /// The element at `v.indices` of a reduce_by_index whose destination has
-  /// `destination` there: a loop over all values, combining those of that
-  /// index (O(values) per element: no histogram is kept in memory).
-  Value histogrammed(ImplicitLocOpBuilder &b, const View &v,
-                     Value destination) {
-    const View &indices = v.inputs[1];
-    const View &values = v.inputs[2];
-    Block &op = cast<ReduceByIndexOp>(v.op).getBody().front();
-    auto loop = scf::ForOp::create(
-        b, indexConstant(b, 0), indices.sizes.front(), indexConstant(b, 1),
-        ValueRange{destination},
-        [&](OpBuilder &nested, Location loc, Value i, ValueRange acc) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          Value index = element(ib, indices, i).scalar;
-          if (!index.getType().isIndex())
-            index = arith::IndexCastOp::create(ib, ib.getIndexType(), index);
-          Value hit = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq,
-                                            index, v.indices.front());
-          auto choice = scf::IfOp::create(
-              ib, hit,
-              [&](OpBuilder &thenBuilder, Location thenLoc) {
-                ImplicitLocOpBuilder tb(thenLoc, thenBuilder);
-                Value value = element(tb, values, i).scalar;
-                scf::YieldOp::create(tb, apply(tb, op, v.scope, {acc[0], value}));
-              },
-              [&](OpBuilder &elseBuilder, Location elseLoc) {
-                scf::YieldOp::create(elseBuilder, elseLoc, acc[0]);
-              });
-          scf::YieldOp::create(ib, choice.getResult(0));
-        });
-    return loop.getResult(0);
-  }
-
   /// Runs the operator `op` on `args` in a frame inside `scope`; its
   /// yielded scalars.
   SmallVector<Value> apply(ImplicitLocOpBuilder &b, Block &op,
@@ -857,20 +814,16 @@ private:
     std::function<void(Block &, SmallVector<Value>)> visit =
         [&](Block &block, SmallVector<Value> around) {
           for (Operation &op : block.without_terminator()) {
+            if (auto histogram = dyn_cast<ReduceByIndexOp>(op)) {
+              allocate(host, histogram, around, n);
+              continue;
+            }
             auto inner = dyn_cast<MapOp>(op);
             if (!inner)
               continue;
             Value size = sizes.lookup(inner->getResult(0)).front();
-            if (keptInScratch(inner)) {
-              SmallVector<Value> shape = around;
-              shape.append({size, n});
-              for (OpResult result : inner->getResults()) {
-                auto type = RankedTensorType::get(
-                    SmallVector<int64_t>(shape.size(), ShapedType::kDynamic),
-                    getElementTypeOrSelf(result.getType()));
-                scratch[inner].push_back(allocBuffer(host, type, shape));
-              }
-            }
+            if (keptInScratch(inner))
+              allocate(host, inner, around, n);
             SmallVector<Value> inside = around;
             inside.push_back(size);
             visit(inner.getBody().front(), inside);
@@ -879,39 +832,115 @@ private:
     visit(map.getBody().front(), {});
   }
 
-  /// Computes every element of `inner` into its scratch (see keptInScratch)
-  /// and makes its results views of it.
-  void computeIntoScratch(ImplicitLocOpBuilder &b, MapOp inner,
-                   ArrayRef<View> inputs, const FramePtr &frame) {
+  /// One scratch buffer per result of `op` (a map or a histogram of rank-1
+  /// results): `around` (the sizes of the maps around it), its own size,
+  /// then `n` threads.
+  void allocate(ImplicitLocOpBuilder &host, Operation *op,
+                ArrayRef<Value> around, Value n) {
+    SmallVector<Value> shape(around);
+    shape.append({sizes.lookup(op->getResult(0)).front(), n});
+    for (OpResult result : op->getResults()) {
+      auto type = RankedTensorType::get(
+          SmallVector<int64_t>(shape.size(), ShapedType::kDynamic),
+          getElementTypeOrSelf(result.getType()));
+      scratch[op].push_back(allocBuffer(host, type, shape));
+    }
+  }
+
+  /// Where this thread's slots for an op run in `frame` start: the element
+  /// of each map around it.
+  static SmallVector<Value> scratchPath(const FramePtr &frame) {
     SmallVector<Value> path;
     for (Frame *f = frame.get(); f; f = f->parent.get())
       if (f->index)
         path.insert(path.begin(), f->index);
-    Value thread = threadIndex;
+    return path;
+  }
+
+  /// Makes the results of `op` views of its scratch, whose slots start at
+  /// `path`.
+  void viewScratch(Operation *op, ArrayRef<Value> path,
+                   const FramePtr &frame) {
+    for (auto [result, buffer] : llvm::zip(op->getResults(), scratch[op])) {
+      View stored;
+      stored.scratch = buffer;
+      stored.indices.assign(path.begin(), path.end());
+      stored.indices.append({Value(), threadIndex});
+      stored.open = {static_cast<unsigned>(path.size())};
+      stored.sizes = sizes.lookup(result);
+      frame->views[result] = stored;
+    }
+  }
+
+  /// Computes every element of `inner` into its scratch (see keptInScratch)
+  /// and makes its results views of it.
+  void computeIntoScratch(ImplicitLocOpBuilder &b, MapOp inner,
+                          ArrayRef<View> inputs, const FramePtr &frame) {
+    SmallVector<Value> path = scratchPath(frame);
     SmallVector<Value> buffers = scratch.lookup(inner);
-    Value size = sizes.lookup(inner->getResult(0)).front();
     scf::ForOp::create(
-        b, indexConstant(b, 0), size, indexConstant(b, 1), ValueRange{},
+        b, indexConstant(b, 0), sizes.lookup(inner->getResult(0)).front(),
+        indexConstant(b, 1), ValueRange{},
         [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
           ImplicitLocOpBuilder ib(loc, nested);
           FramePtr element = mapFrame(ib, inner, inputs, frame, j);
           SmallVector<Value> at = path;
-          at.append({j, thread});
+          at.append({j, threadIndex});
           for (auto [yielded, buffer] : llvm::zip(
                    inner.getBody().front().getTerminator()->getOperands(),
                    buffers))
             memref::StoreOp::create(ib, scalar(element, yielded), buffer, at);
           scf::YieldOp::create(ib);
         });
-    for (auto [result, buffer] : llvm::zip(inner->getResults(), buffers)) {
-      View stored;
-      stored.scratch = buffer;
-      stored.indices = path;
-      stored.indices.append({Value(), thread});
-      stored.open = {static_cast<unsigned>(path.size())};
-      stored.sizes = sizes.lookup(result);
-      frame->views[result] = stored;
-    }
+    viewScratch(inner, path, frame);
+  }
+
+  /// A histogram per thread, in its scratch: the destination copied there,
+  /// then each value combined into its bin, one pass over the values
+  /// (computing each bin as the fold of the values of its index would take
+  /// a pass over all values per bin: the gradient of a gather per row made
+  /// GMM's icf adjoint such a kernel). Values at an index outside the bins
+  /// are dropped, as soac.reduce_by_index drops them.
+  void computeIntoScratch(ImplicitLocOpBuilder &b, ReduceByIndexOp histogram,
+                          const FramePtr &frame) {
+    SmallVector<Value> path = scratchPath(frame);
+    Value buffer = scratch.lookup(histogram).front();
+    View destination = view(frame, histogram.getDests()[0]);
+    View indices = view(frame, histogram.getIndices());
+    View values = view(frame, histogram.getValues()[0]);
+    Value bins = sizes.lookup(histogram.getResult(0)).front();
+    auto slot = [&](Value bin) {
+      SmallVector<Value> at = path;
+      at.append({bin, threadIndex});
+      return at;
+    };
+    scf::ForOp::create(
+        b, indexConstant(b, 0), bins, indexConstant(b, 1), ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value bin, ValueRange) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          memref::StoreOp::create(ib, element(ib, destination, bin).scalar,
+                                  buffer, slot(bin));
+          scf::YieldOp::create(ib);
+        });
+    Block &op = histogram.getBody().front();
+    scf::ForOp::create(
+        b, indexConstant(b, 0), indices.sizes.front(), indexConstant(b, 1),
+        ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          Value bin = element(ib, indices, i).scalar;
+          if (!bin.getType().isIndex())
+            bin = arith::IndexCastOp::create(ib, ib.getIndexType(), bin);
+          // Negative indices are huge as unsigned: one comparison.
+          ifThen(ib, lessThan(ib, bin, bins), [&](ImplicitLocOpBuilder &tb) {
+            Value value = element(tb, values, i).scalar;
+            Value old = memref::LoadOp::create(tb, buffer, slot(bin));
+            Value combined = apply(tb, op, frame, {old, value}).front();
+            memref::StoreOp::create(tb, combined, buffer, slot(bin));
+          });
+          scf::YieldOp::create(ib);
+        });
+    viewScratch(histogram, path, frame);
   }
 
 public:

@@ -429,16 +429,27 @@ func.func @matrix_per_row(%x: tensor<?xf32>, %v: tensor<2xf32>) -> tensor<?x2xf3
 
 // -----
 
-// A histogram per row, never in memory: each bin loops over the values and
-// combines those of its index.
+// A histogram per row, in the thread's scratch memory (bins, then the
+// thread innermost): its destination copied there, then one pass over the
+// values, each combined into its bin where the index is one (unsigned
+// comparison: negative indices are dropped too); then the row is written.
 // CHECK-LABEL: func.func @histogram_per_row
+// CHECK: %[[SCRATCH:.*]] = memref.alloc(%arg2, %[[ROWS:.*]]) : memref<?x?xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc(%[[ROWS]], %arg2) : memref<?x?xf32>
 // CHECK: gpu.launch
-// CHECK-NOT: memref.alloc
-// CHECK: scf.for %[[BIN:.*]] =
+// CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
+// CHECK: scf.for %[[BIN:[a-z0-9_]+]] =
+// CHECK-NEXT: memref.store %{{.*}}, %[[SCRATCH]][%[[BIN]], %[[ROW]]]
 // CHECK: scf.for
-// CHECK: %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[BIN]]
+// CHECK: %[[INDEX:.*]] = memref.load
+// CHECK: %[[HIT:.*]] = arith.cmpi ult, %[[INDEX]], %arg2
 // CHECK: scf.if %[[HIT]]
-// CHECK: arith.addf
+// CHECK: %[[OLD:.*]] = memref.load %[[SCRATCH]][%[[INDEX]], %[[ROW]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]]
+// CHECK: memref.store %[[NEW]], %[[SCRATCH]][%[[INDEX]], %[[ROW]]]
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: memref.load %[[SCRATCH]][%[[J]], %[[ROW]]]
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[ROW]], %[[J]]]
 func.func @histogram_per_row(%idx: tensor<?x?xindex>, %val: tensor<?x?xf32>, %bins: index) -> tensor<?x?xf32> {
   %zero = arith.constant 0.0 : f32
   %r = soac.map ins(%idx, %val : tensor<?x?xindex>, tensor<?x?xf32>) -> tensor<?x?xf32> {
