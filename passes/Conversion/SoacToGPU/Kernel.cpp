@@ -223,9 +223,10 @@ gpu::LaunchOp launchKernel(
     ImplicitLocOpBuilder &host, Value blocks, TypeRange workgroup,
     const Buffers &buffers,
     function_ref<void(ImplicitLocOpBuilder &, const ThreadIds &, ValueRange)>
-        body) {
+        body,
+    int64_t blockSize) {
   Value one = indexConstant(host, 1);
-  Value threads = indexConstant(host, kBlockSize);
+  Value threads = indexConstant(host, blockSize);
   auto launch = gpu::LaunchOp::create(host, blocks, one, one, threads, one,
                                       one, /*dynamicSharedMemorySize=*/nullptr,
                                       /*asyncTokenType=*/nullptr,
@@ -235,10 +236,11 @@ gpu::LaunchOp launchKernel(
   ThreadIds ids;
   ids.thread = launch.getThreadIds().x;
   ids.block = launch.getBlockIds().x;
-  Value blockSize = indexConstant(b, kBlockSize);
+  Value threadsPerBlock = indexConstant(b, blockSize);
   ids.global = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, ids.block, blockSize), ids.thread);
-  ids.count = arith::MulIOp::create(b, launch.getGridSize().x, blockSize);
+      b, arith::MulIOp::create(b, ids.block, threadsPerBlock), ids.thread);
+  ids.count =
+      arith::MulIOp::create(b, launch.getGridSize().x, threadsPerBlock);
   body(b, ids, launch.getWorkgroupAttributions());
   gpu::TerminatorOp::create(b);
   buffers.rewriteReads(launch);
@@ -297,8 +299,8 @@ Value ceilDiv(ImplicitLocOpBuilder &b, Value a, Value bValue) {
   return arith::CeilDivUIOp::create(b, a, bValue);
 }
 
-Value blocksFor(ImplicitLocOpBuilder &host, Value n) {
-  Value blocks = ceilDiv(host, n, indexConstant(host, kBlockSize));
+Value blocksFor(ImplicitLocOpBuilder &host, Value n, int64_t blockSize) {
+  Value blocks = ceilDiv(host, n, indexConstant(host, blockSize));
   return arith::MaxUIOp::create(host, blocks, indexConstant(host, 1));
 }
 

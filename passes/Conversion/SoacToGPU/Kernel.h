@@ -102,7 +102,7 @@ struct ThreadIds {
   mlir::Value count;  // threads in the grid
 };
 
-/// A gpu.launch of `blocks` blocks of kBlockSize threads on the host
+/// A gpu.launch of `blocks` blocks of `blockSize` threads on the host
 /// builder's insertion point, with one workgroup buffer per type of
 /// `workgroup` (memrefs in workgroup memory). `body` fills it; reads of
 /// buffered tensors are then rewritten (see Buffers::rewriteReads).
@@ -111,7 +111,8 @@ launchKernel(mlir::ImplicitLocOpBuilder &host, mlir::Value blocks,
              mlir::TypeRange workgroup, const Buffers &buffers,
              llvm::function_ref<void(mlir::ImplicitLocOpBuilder &,
                                      const ThreadIds &, mlir::ValueRange)>
-                 body);
+                 body,
+             int64_t blockSize = kBlockSize);
 
 /// A new buffer for a tensor of `type` with the given dynamic sizes.
 mlir::Value allocBuffer(mlir::ImplicitLocOpBuilder &host,
@@ -142,8 +143,10 @@ mlir::Value indexConstant(mlir::ImplicitLocOpBuilder &b, int64_t value);
 /// ceil(a / b) for non-negative indices.
 mlir::Value ceilDiv(mlir::ImplicitLocOpBuilder &b, mlir::Value a,
                     mlir::Value bValue);
-/// Blocks for one thread per element of `n` (at least one).
-mlir::Value blocksFor(mlir::ImplicitLocOpBuilder &host, mlir::Value n);
+/// Blocks of `blockSize` threads for one thread per element of `n` (at
+/// least one).
+mlir::Value blocksFor(mlir::ImplicitLocOpBuilder &host, mlir::Value n,
+                      int64_t blockSize = kBlockSize);
 /// lhs < rhs and min(lhs, rhs) on indices.
 mlir::Value lessThan(mlir::ImplicitLocOpBuilder &b, mlir::Value lhs,
                      mlir::Value rhs);

@@ -6,11 +6,15 @@
 // body sequentially (Futhark sequentializes the innermost levels the same
 // way):
 //
-//   - no tensor of the body is materialized: a nested map's elements are
-//     recomputed where they are read (a closure over the scope that defined
-//     the map), and a row or slice of a tensor is read where it lies;
+//   - a nested map's elements are recomputed where they are read (a closure
+//     over the scope that defined the map), and a row or slice of a tensor
+//     is read where it lies; except costly maps that only SOACs read, and
+//     histograms, which are computed once into per-thread scratch memory;
 //   - a nested reduce is a loop folding the elements it reads;
-//   - a yielded tensor is written element by element into the result row.
+//   - a yielded tensor is written element by element into the result row;
+//   - blocks are small (kThreadBlockSize), so that the few thousand rows of
+//     such maps (a row is a long computation) spread over every
+//     multiprocessor.
 //
 // Results are allocated before the kernel runs, so the shapes of the body's
 // tensors must follow from the sizes of the tensors it reads.

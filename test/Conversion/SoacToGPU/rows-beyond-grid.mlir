@@ -10,7 +10,8 @@
 // CHECK: %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[ROWS]], %[[THREADS:.*]] : index
 // CHECK: %[[GRID:.*]] = arith.maxui %[[BLOCKS]]
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// A thread kernel: blocks of 64 threads (ThreadKernel.cpp, kThreadBlockSize).
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c64
 func.func @in_range(%x: tensor<2147483648x?xf32>) -> tensor<?xindex> {
   %c0 = arith.constant 0 : index
   %r = soac.map ins(%x : tensor<2147483648x?xf32>) -> tensor<?xindex> {
