@@ -588,23 +588,62 @@ public:
     return {folded(b, next, sameElement.scalar), {}};
   }
 
-  /// Writes `entry` (a scalar or a view) into `output` at `indices`.
-  void write(ImplicitLocOpBuilder &b, const Entry &entry, Value output,
-             SmallVector<Value> indices) {
-    if (!entry.view) {
-      memref::StoreOp::create(b, entry.scalar, output, indices);
-      return;
+  /// Writes each of `entries` (scalars or views) into its output at
+  /// `indices`. The results of one nested map (views of one map op in one
+  /// scope) are written by one loop, each element of the map computed once
+  /// for all of them rather than once per result (GMM's adjoint per
+  /// component yields three rows).
+  void write(ImplicitLocOpBuilder &b, ArrayRef<Entry> entries,
+             ArrayRef<Value> outputs, ArrayRef<Value> indices) {
+    SmallVector<bool> written(entries.size(), false);
+    for (auto [k, entry] : llvm::enumerate(entries)) {
+      if (written[k])
+        continue;
+      if (!entry.view) {
+        memref::StoreOp::create(b, entry.scalar, outputs[k], indices);
+        continue;
+      }
+      const View &v = *entry.view;
+      SmallVector<size_t> group{k};
+      for (size_t other = k + 1; v.kind == View::Kind::Map &&
+                                 other < entries.size();
+           ++other) {
+        const std::optional<View> &w = entries[other].view;
+        if (!written[other] && w && w->kind == View::Kind::Map &&
+            w->op == v.op && w->scope == v.scope)
+          group.push_back(other);
+      }
+      for (size_t member : group)
+        written[member] = true;
+      scf::ForOp::create(
+          b, indexConstant(b, 0), v.sizes.front(), indexConstant(b, 1),
+          ValueRange{},
+          [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
+            ImplicitLocOpBuilder ib(loc, nested);
+            SmallVector<Value> inner(indices);
+            inner.push_back(j);
+            std::vector<Entry> elements;
+            SmallVector<Value> targets;
+            if (group.size() == 1) {
+              elements.push_back(element(ib, v, j));
+            } else {
+              FramePtr frame = mapFrame(ib, v.op, v.inputs, v.scope, j);
+              Operation *yield =
+                  cast<MapOp>(v.op).getBody().front().getTerminator();
+              for (size_t member : group) {
+                Value yielded =
+                    yield->getOperand(entries[member].view->result);
+                elements.push_back(isTensor(yielded.getType())
+                                       ? Entry{{}, view(frame, yielded)}
+                                       : Entry{scalar(frame, yielded), {}});
+              }
+            }
+            for (size_t member : group)
+              targets.push_back(outputs[member]);
+            write(ib, elements, targets, inner);
+            scf::YieldOp::create(ib);
+          });
     }
-    scf::ForOp::create(
-        b, indexConstant(b, 0), entry.view->sizes.front(), indexConstant(b, 1),
-        ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          SmallVector<Value> inner = indices;
-          inner.push_back(j);
-          write(ib, element(ib, *entry.view, j), output, inner);
-          scf::YieldOp::create(ib);
-        });
   }
 
   SmallVector<Value> sizesOf(Value tensor) const {
@@ -1022,13 +1061,12 @@ void lowerThreadKernel(MapOp map) {
             frame->views[arg] = *code.element(ib, code.whole(input), i).view;
           }
           code.run(ib, body, frame);
-          for (auto [yielded, output] :
-               llvm::zip(body.getTerminator()->getOperands(), outputs)) {
-            Entry entry = isTensor(yielded.getType())
-                              ? Entry{{}, code.view(frame, yielded)}
-                              : Entry{code.scalar(frame, yielded), {}};
-            code.write(ib, entry, output, {i});
-          }
+          std::vector<Entry> entries;
+          for (Value yielded : body.getTerminator()->getOperands())
+            entries.push_back(isTensor(yielded.getType())
+                                  ? Entry{{}, code.view(frame, yielded)}
+                                  : Entry{code.scalar(frame, yielded), {}});
+          code.write(ib, entries, outputs, {i});
         });
       },
       kThreadBlockSize);

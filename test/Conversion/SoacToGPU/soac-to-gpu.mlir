@@ -687,3 +687,39 @@ func.func @products_read_at_one_index(%x: tensor<?x?xf64>, %L: tensor<?x?xf64>) 
   }
   return %r#0, %r#1 : tensor<?xf64>, tensor<?xf64>
 }
+
+// -----
+
+// The results of one nested map are written by one loop nest: each element
+// is computed once for both of its outputs (the maps are views, computed
+// where written).
+// CHECK-LABEL: func.func @two_results_per_row
+// CHECK: %[[FIRST:.*]] = memref.alloc
+// CHECK: %[[SECOND:.*]] = memref.alloc
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[X:.*]] = memref.load
+// CHECK: %[[E:.*]] = math.exp %[[X]]
+// CHECK: %[[S:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK: memref.store %[[E]], %[[FIRST]]
+// CHECK-NEXT: memref.store %[[S]], %[[SECOND]]
+// CHECK-NOT: scf.for
+// CHECK: gpu.terminator
+func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>) {
+  %r:2 = soac.map ins(%x : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>, tensor<?x?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %a:2 = soac.map ins(%m : tensor<?x?xf32>) -> tensor<?x?xf32>, tensor<?x?xf32> {
+    ^bb1(%row: tensor<?xf32>):
+      %e:2 = soac.map ins(%row : tensor<?xf32>) -> tensor<?xf32>, tensor<?xf32> {
+      ^bb2(%v: f32):
+        %p = math.exp %v : f32
+        %q = arith.mulf %v, %v : f32
+        soac.yield %p, %q : f32, f32
+      }
+      soac.yield %e#0, %e#1 : tensor<?xf32>, tensor<?xf32>
+    }
+    soac.yield %a#0, %a#1 : tensor<?x?xf32>, tensor<?x?xf32>
+  }
+  return %r#0, %r#1 : tensor<?x?x?xf32>, tensor<?x?x?xf32>
+}
