@@ -253,9 +253,12 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
 void buildLowerToNvvmPipeline(OpPassManager &pm,
                               const NvvmPipelineOptions &options) {
   addDerivativeExpansion(pm);
-  // Products as SOACs (the kernels have no contraction of their own), before
-  // their reads are checked.
-  pm.addPass(soac::createSoacExpandContractions());
+  // Products inside SOAC bodies as SOACs (the kernels that run those bodies
+  // have no contraction of their own), before their reads are checked;
+  // the others get a tiled kernel.
+  soac::SoacExpandContractionsOptions contractions;
+  contractions.nestedOnly = true;
+  pm.addPass(soac::createSoacExpandContractions(contractions));
   if (options.flatten)
     pm.addPass(soac::createSoacFlatten());
   addIndexChecks(pm, options.checkIndices);

@@ -116,8 +116,13 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
       kernel: `reduce (+) (map f xs)` is one pass over `xs`.
 
     - A map over rows, or whose body holds SOACs, runs one block per row;
-      a map nested deeper runs one thread per row, which runs the body
-      sequentially with the tensors it computes recomputed where read.
+      a map nested deeper runs one thread per row (blocks of 64), which runs
+      the body sequentially with the tensors it computes recomputed where
+      read, except costly maps of scalars that only SOACs read, and
+      histograms, computed once into per-thread scratch memory.
+    - `soac.matmul` (outside SOAC bodies): one block per 64 x 64 tile of the
+      result, slices of both operands staged in workgroup memory, 4 x 4
+      results per thread; a dynamic inner size is checked on the host.
     - A reduce or reduce_by_index of vector rows combined elementwise is a
       fold per element (a column reduce, one atomic per element).
 

@@ -80,9 +80,17 @@ void expand(MatmulOp op) {
 
 struct SoacExpandContractionsPass
     : soac::impl::SoacExpandContractionsBase<SoacExpandContractionsPass> {
+  using SoacExpandContractionsBase::SoacExpandContractionsBase;
+
   void runOnOperation() override {
     SmallVector<MatmulOp> products;
-    getOperation().walk([&](MatmulOp op) { products.push_back(op); });
+    getOperation().walk([&](MatmulOp op) {
+      Operation *parent = op->getParentOp();
+      while (parent && !isa<SoacDialect>(parent->getDialect()))
+        parent = parent->getParentOp();
+      if (parent || !nestedOnly)
+        products.push_back(op);
+    });
     for (MatmulOp op : products)
       expand(op);
   }

@@ -58,8 +58,8 @@ def SoacExpandContractions
     : Pass<"soac-expand-contractions", "mlir::ModuleOp"> {
   let summary = "Rewrite soac.matmul as maps over its result's positions with a reduce of products";
   let description = [{
-    For lowerings without a kernel of their own for products (the GPU):
-    `C = op(A)·op(B)` becomes a map over the rows of C of a map over its
+    For products a lowering has no kernel for (the GPU's, inside SOAC
+    bodies: `nested-only`): `C = op(A)·op(B)` becomes a map over the rows of C of a map over its
     columns of the sum of the products of a row of op(A) and a column of
     op(B), read with `tensor.extract` (transposes are the order of the
     indices). Run it before `soac-check-indices`, which then checks the
@@ -81,6 +81,11 @@ def SoacExpandContractions
     }
     ```
   }];
+  let options = [
+    Option<"nestedOnly", "nested-only", "bool", /*default=*/"false",
+           "Only the products inside SOAC bodies (the GPU lowering has a "
+           "kernel of its own for the others)">,
+  ];
   let dependentDialects = ["soac::SoacDialect", "mlir::arith::ArithDialect",
                            "mlir::tensor::TensorDialect"];
 }

@@ -1,5 +1,6 @@
 // RUN: soac-opt %s --soac-expand-contractions --split-input-file | FileCheck %s
 // RUN: soac-opt %s --soac-expand-contractions --soac-check-indices --split-input-file | FileCheck %s --check-prefix=CHECKED
+// RUN: soac-opt %s --soac-expand-contractions=nested-only --split-input-file | FileCheck %s --check-prefix=NESTED
 
 // A product as maps over the result's rows and columns of a reduce (+) of
 // products read with tensor.extract; transposes swap the indices.
@@ -35,4 +36,24 @@ func.func @product(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> 
 func.func @static_ints(%a: tensor<2x3xi32>, %b: tensor<3x4xi32>) -> tensor<2x4xi32> {
   %c = soac.matmul ins(%a, %b : tensor<2x3xi32>, tensor<3x4xi32>) -> tensor<2x4xi32>
   return %c : tensor<2x4xi32>
+}
+
+// -----
+
+// nested-only (the GPU pipeline, whose kernels run products outside SOAC
+// bodies themselves): a product inside a map's body is expanded, one
+// outside is kept.
+// NESTED-LABEL: func.func @products_inside_and_outside
+// NESTED: soac.matmul ins(%{{.*}}, %{{.*}} : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// NESTED: soac.map ins(%{{.*}} : tensor<?x?x?xf32>)
+// NESTED-NOT: soac.matmul
+// NESTED: soac.reduce
+func.func @products_inside_and_outside(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %batch: tensor<?x?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?x?xf32>) {
+  %c = soac.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %d = soac.map ins(%batch : tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  ^bb0(%m: tensor<?x?xf32>):
+    %p = soac.matmul ins(%m, %b : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    soac.yield %p : tensor<?x?xf32>
+  }
+  return %c, %d : tensor<?x?xf32>, tensor<?x?x?xf32>
 }

@@ -390,6 +390,10 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c = soac.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) transpose_rhs -> tensor<?x?xf32>
   return %c : tensor<?x?xf32>
 }
+func.func @matmul_wide(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c = soac.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+  return %c : tensor<?x?xf64>
+}
 func.func private @product(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %c = soac.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
   return %c : tensor<?x?xf64>
@@ -441,6 +445,7 @@ CASES = {
     "grad_mixture_per_row": (GRADIENTS, lambda n: (floats(n, 5), floats(4, 5), floats(4, 5, 5), floats(n))),
     "matmul": (CONTRACTIONS, lambda n: (floats(n, 6, dtype=np.float32), floats(5, 6, dtype=np.float32))),
     "grad_matmul": (CONTRACTIONS, lambda n: (floats(n, 6), floats(6, 4), floats(n, 4))),
+    "matmul_wide": (CONTRACTIONS, lambda n: (floats(n, 37), floats(37, 70))),
     "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),
 }
 SIZES = [0, 1, 7, 1003, 300_001]

@@ -40,7 +40,6 @@ EMULATED = [
     "sum_of_matrices",
     "histogram_of_rows",
     "sum_count_min_histogram",
-    "matmul",
     "mixture_per_row",
 ]
 
@@ -58,6 +57,8 @@ EMULATED_WITH_THREADS = {
     "grad_gather_squares": 1003,
     "grad_matvec": 1003,
     "grad_matmul": 1003,
+    "matmul": 1003,
+    "matmul_wide": 200,
     "grad_mixture_per_row": 40,
     "matvec": 40,
     "row_cumsum": 40,

@@ -24,6 +24,8 @@
 //                    of vector rows combined elementwise); one histogram
 //                    per destination where there are several
 //                    (SplitHistograms.h)
+//   matmul           tiles of the result staged through workgroup memory
+//                    (MatmulKernel.h)
 //
 // A map whose rows only one SOAC reads is recomputed inside that SOAC's
 // kernel (ElementReader). What the kernels cannot run is an error at its
@@ -32,13 +34,14 @@
 //
 // This file: what the kernels support, and the pass choosing each SOAC's
 // lowering; the lowerings are in OpKernels.cpp (one per op), RowKernel.cpp
-// and ThreadKernel.cpp (maps over rows).
+// and ThreadKernel.cpp (maps over rows), MatmulKernel.cpp (products).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/Passes.h"
 #include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 #include "passes/Conversion/SoacToGPU/Kernel.h"
+#include "passes/Conversion/SoacToGPU/MatmulKernel.h"
 #include "passes/Conversion/SoacToGPU/OpKernels.h"
 #include "passes/Conversion/SoacToGPU/RowKernel.h"
 #include "passes/Conversion/SoacToGPU/SplitHistograms.h"
@@ -199,7 +202,8 @@ struct ConvertSoacToGPUPass
           .Case([&](ScanOp op) { lowerScan(op, foldBlocks); })
           .Case([](ScatterOp op) { lowerScatter(op); })
           .Case([](ReduceByIndexOp op) { lowerReduceByIndex(op); })
-          .Case([](IotaOp op) { lowerIota(op); });
+          .Case([](IotaOp op) { lowerIota(op); })
+          .Case([](MatmulOp op) { lowerMatmul(op); });
     }
     // Splats the kernels did not read as scalars: filled by a kernel.
     SmallVector<tensor::SplatOp> splats;

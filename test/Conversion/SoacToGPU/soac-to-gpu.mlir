@@ -723,3 +723,27 @@ func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, ten
   }
   return %r#0, %r#1 : tensor<?x?x?xf32>, tensor<?x?x?xf32>
 }
+
+// -----
+
+// A product: one block per 64 x 64 tile of the result, its threads staging
+// 16-deep slices of both operands in workgroup memory between barriers and
+// accumulating 4 x 4 results each; the dynamic inner sizes checked first.
+// CHECK-LABEL: func.func @product
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[K:.*]], %[[KB:.*]] : index
+// CHECK: soac.check %[[SAME]], "'soac.matmul': the operands' inner sizes differ: %lld and %lld" with %[[K]], %[[KB]]
+// CHECK: %[[C:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK: gpu.launch {{.*}} workgroup(%[[A:.*]] : memref<1024xf64, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<1024xf64, #gpu.address_space<workgroup>>)
+// CHECK: %{{.*}}:16 = scf.for
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: memref.store %{{.*}}, %[[B]]
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} -> (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64)
+// CHECK-COUNT-4: memref.load %[[A]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[C]]
+// CHECK: gpu.terminator
+func.func @product(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c = soac.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) transpose_lhs -> tensor<?x?xf64>
+  return %c : tensor<?x?xf64>
+}
