@@ -36,6 +36,9 @@ from soac.runtime import abi, native  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
 
+import attention  # noqa: E402  (the formulas, shared with the GPU bundle)
+import mlp  # noqa: E402
+
 
 def jax_modules():
     import jax
@@ -75,29 +78,16 @@ def matmul_rows(rounds: int) -> list[tuple]:
     ]
 
 
-def mlp(xp, x, y, w1, b1, w2, b2):
-    hidden = xp.tanh(x @ w1 + b1)
-    out = hidden @ w2 + b2
-    return xp.sum((out - y) ** 2) / x.shape[0]
-
-
-def attention(xp, q, k, v):
-    scores = q @ k.T / 8.0
-    weights = xp.exp(scores - xp.max(scores, axis=1, keepdims=True))
-    weights = weights / xp.sum(weights, axis=1, keepdims=True)
-    return xp.sum((weights @ v) ** 2)
-
-
 def model_rows(rounds: int) -> list[tuple]:
     jax, jnp = jax_modules()
     rng = np.random.default_rng(1)
     rows = []
     programs = {
         "MLP 256×512→512→10, value and gradient": (
-            mlp, (rng.standard_normal((256, 512)), rng.standard_normal((256, 10)), rng.standard_normal((512, 512)) * 0.05,
+            mlp.loss, (rng.standard_normal((256, 512)), rng.standard_normal((256, 10)), rng.standard_normal((512, 512)) * 0.05,
                   np.zeros(512), rng.standard_normal((512, 10)) * 0.05, np.zeros(10)), (2, 3, 4, 5)),
         "attention 512×64, value and gradient": (
-            attention, tuple(rng.standard_normal((512, 64)) * 0.3 for _ in range(3)), (0, 1, 2)),
+            attention.loss, tuple(rng.standard_normal((512, 64)) * 0.3 for _ in range(3)), (0, 1, 2)),
     }
     for name, (program, args, wrt) in programs.items():
         ours = soac.jit(soac.value_and_grad(lambda *a, p=program: p(snp, *a), argnums=wrt))

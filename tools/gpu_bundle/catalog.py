@@ -8,7 +8,9 @@ Four kinds of program:
   at the sizes of its tests (those over 7 rows where the arguments stay small);
 * ``adbench``: each ADBench objective (bench/adbench) and its value and
   gradient, at ADBench's small and large sizes, timed against the JAX and
-  PyTorch twins of the same modules;
+  PyTorch twins of the same modules; with them two dense programs written
+  to the same protocol (bench/adbench/mlp.py, attention.py), whose time is
+  their matrix products;
 * ``bandwidth``: the kernels of bandwidth.mlir, whose 1e8-element inputs the
   runner makes itself;
 * ``failure``: gathers whose kernels check their indices
@@ -38,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench" / "adbench"))
 
 import gpu_programs  # noqa: E402
 
-ADBENCH = ("gmm", "lstm", "ba", "hand", "kmeans")
+ADBENCH = ("gmm", "lstm", "ba", "hand", "kmeans", "mlp", "attention")
 # The test suite's sizes, those over 7 rows only where a run's arguments
 # stay under RUN_BYTES (the bundle must fit in 64 MiB).
 SUITE_SIZES = gpu_programs.SIZES

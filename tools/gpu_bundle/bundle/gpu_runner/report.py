@@ -113,7 +113,7 @@ def adbench_section(report: dict) -> list[str]:
     tools = report.get("peer_tools", [])
     # The versions and the platform each peer ran on, as the peers reported them.
     versions = sorted({r["tool"] for entry in report["peers"] for r in entry["runs"]})
-    lines = ["", "## ADBench on the GPU: ours against JAX (jax.jit) and PyTorch (CUDA)", "",
+    lines = ["", "## ADBench (and MLP, attention) on the GPU: ours against JAX (jax.jit) and PyTorch (CUDA)", "",
              "Median wall time of synchronized calls on inputs already on the GPU (float64); *gradient* is value and "
              "gradient together; ours in managed memory and, where its host code reads no buffer, in device memory; "
              f"the ratios take our faster one. Peers installed: {', '.join(tools) or 'none'}; ran as: "
