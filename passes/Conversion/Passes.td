@@ -126,9 +126,12 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
     - A reduce or reduce_by_index of vector rows combined elementwise is a
       fold per element (a column reduce, one atomic per element).
 
-    What the kernels cannot run (scans nested deeper than one block, a
-    reduce_by_index with several values per index, shapes that depend on
-    data) is an error at its location.
+    - A reduce_by_index of several destinations whose operator combines
+      each by itself is one per destination; one whose operator mixes them
+      (an argmin) updates all destinations of a bin under a lock per bin.
+
+    What the kernels cannot run (scans nested deeper than one block, shapes
+    that depend on data) is an error at its location.
 
     ```mlir
     // before

@@ -141,8 +141,8 @@ def SoacFlatten : Pass<"soac-flatten", "mlir::ModuleOp"> {
     depend on the row where that matters; otherwise the IR is left alone.
     Constants in map bodies are first moved in front of the maps.
 
-    A standalone transform: neither soac-lower-to-cpu nor soac-lower-to-nvvm
-    runs it, and no lowering needs it. convert-soac-to-loops runs a SOAC
+    A standalone transform: soac-lower-to-cpu does not run it,
+    soac-lower-to-nvvm only with `flatten=true`, and no lowering needs it. convert-soac-to-loops runs a SOAC
     nested in another as sequential loops inside the outer one's parallel
     loop; convert-soac-to-gpu maps nesting onto the GPU itself (one block
     per row, or one thread per row for deeper nests). What it produces

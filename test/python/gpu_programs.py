@@ -277,6 +277,29 @@ func.func @sum_count_min_histogram(%h: tensor<?xf32>, %c: tensor<?xi64>, %m: ten
   }
   return %r#0, %r#1, %r#2 : tensor<?xf32>, tensor<?xi64>, tensor<?xi64>
 }
+
+
+// The least value per bin and its position: an operator that combines the
+// two destinations together (the position kept follows the values'
+// comparison; ties keep the lower position, so that any order of the
+// updates gives the same result), run under a lock per bin.
+func.func @argmin_histogram(%h: tensor<?xf64>, %g: tensor<?xi64>, %i: tensor<?xindex>, %v: tensor<?xf64>, %w: tensor<?xi64>) -> (tensor<?xf64>, tensor<?xi64>) {
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %none = arith.constant -1 : i64
+  %r:2 = soac.reduce_by_index dest(%h, %g : tensor<?xf64>, tensor<?xi64>) indices(%i : tensor<?xindex>)
+           ins(%v, %w : tensor<?xf64>, tensor<?xi64>) init(%inf, %none : f64, i64) -> tensor<?xf64>, tensor<?xi64> {
+  ^bb0(%a: f64, %ai: i64, %b: f64, %bi: i64):
+    %less = arith.cmpf olt, %b, %a : f64
+    %same = arith.cmpf oeq, %b, %a : f64
+    %earlier = arith.cmpi ult, %bi, %ai : i64
+    %tie = arith.andi %same, %earlier : i1
+    %take = arith.ori %less, %tie : i1
+    %m = arith.select %take, %b, %a : f64
+    %k = arith.select %take, %bi, %ai : i64
+    soac.yield %m, %k : f64, i64
+  }
+  return %r#0, %r#1 : tensor<?xf64>, tensor<?xi64>
+}
 """
 
 # Gradients: reverse mode through maps, reduces, scans, gathers and nesting.
@@ -439,6 +462,7 @@ CASES = {
     "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),
     "sum_count_min_histogram": (ROWS, lambda n: (floats(6, dtype=np.float32), rng.integers(0, 3, 6), rng.integers(0, 9, 6), indices(n, 6), floats(n, dtype=np.float32), rng.integers(-5, 9, n))),
+    "argmin_histogram": (ROWS, lambda n: (np.full(6, np.inf), np.full(6, -1), indices(n, 6), rng.integers(-3, 4, n).astype(np.float64), np.arange(n))),
     "grad_sum_of_squares": (GRADIENTS, lambda n: (floats(n),)),
     "grad_matvec": (GRADIENTS, lambda n: (floats(n, 9), floats(9), floats(n))),
     "mixture_per_row": (GRADIENTS, lambda n: (floats(n, 5), floats(4, 5), floats(4, 5, 5))),

@@ -41,6 +41,7 @@ EMULATED = [
     "histogram_of_rows",
     "sum_count_min_histogram",
     "mixture_per_row",
+    "argmin_histogram",
 ]
 
 

@@ -263,6 +263,38 @@ LogicalResult checkAtomicCombine(Region &op, Type element,
             "lowering needs 32- or 64-bit values for compare-and-swap";
 }
 
+namespace {
+
+/// Bits per element of a buffer (an index is 64).
+unsigned bitWidth(Type element) {
+  return element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+}
+
+/// The address of element `index` of the rank-1 `buffer` (identity
+/// layout), for LLVM's atomic operations, which memref has no form of.
+Value elementPointer(ImplicitLocOpBuilder &b, Value buffer, Value index) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
+  Value offset =
+      arith::MulIOp::create(b, index, indexConstant(b, bitWidth(element) / 8));
+  Value address = arith::IndexCastOp::create(
+      b, b.getI64Type(), arith::AddIOp::create(b, base, offset));
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext()), address);
+}
+
+/// `value` of `from` (an integer of its bits, or the other way) as `to`.
+Value reinterpret(ImplicitLocOpBuilder &b, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (from.isIndex() || to.isIndex())
+    return arith::IndexCastOp::create(b, to, value);
+  return arith::BitcastOp::create(b, to, value);
+}
+
+} // namespace
+
 void atomicCombine(ImplicitLocOpBuilder &b, Region &op, Value buffer,
                    Value index, Value value) {
   if (std::optional<arith::AtomicRMWKind> kind = nativeAtomicKind(op)) {
@@ -273,13 +305,7 @@ void atomicCombine(ImplicitLocOpBuilder &b, Region &op, Value buffer,
   // unchanged, else retry with what was there.
   Type type = value.getType();
   auto bits = IntegerType::get(b.getContext(), type.getIntOrFloatBitWidth());
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
-  Value offset = arith::MulIOp::create(
-      b, index, indexConstant(b, type.getIntOrFloatBitWidth() / 8));
-  Value address = arith::IndexCastOp::create(
-      b, b.getI64Type(), arith::AddIOp::create(b, base, offset));
-  Value pointer = LLVM::IntToPtrOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext()), address);
+  Value pointer = elementPointer(b, buffer, index);
   Value initial = LLVM::LoadOp::create(b, bits, pointer);
   auto loop = scf::WhileOp::create(
       b, TypeRange{bits}, ValueRange{initial},
@@ -306,6 +332,77 @@ void atomicCombine(ImplicitLocOpBuilder &b, Region &op, Value buffer,
         scf::YieldOp::create(nested, loc, args);
       });
   (void)loop;
+}
+
+LogicalResult checkLockedCombine(ReduceByIndexOp histogram) {
+  for (Value dest : histogram.getDests()) {
+    auto type = cast<RankedTensorType>(dest.getType());
+    Type element = type.getElementType();
+    if (type.getRank() != 1)
+      return histogram->emitOpError()
+             << "is not supported by the GPU lowering: an operator that "
+                "combines several destinations together needs scalar rows "
+                "(destinations of rank 1)";
+    if (!element.isIntOrIndexOrFloat() || bitWidth(element) < 8 ||
+        bitWidth(element) > 64)
+      return histogram->emitOpError()
+             << "is not supported by the GPU lowering: its destinations of "
+             << element
+             << " are updated together under a lock, by loads and stores of "
+                "8 to 64 bits";
+  }
+  return checkScalarCode(histogram.getBody(), histogram);
+}
+
+void lockedCombine(ImplicitLocOpBuilder &b, Region &op, ValueRange buffers,
+                   Value locks, Value index, ValueRange values) {
+  Value lock = elementPointer(b, locks, index);
+  Value free = arith::ConstantIntOp::create(b, 0, 32);
+  Value taken = arith::ConstantIntOp::create(b, 1, 32);
+  scf::WhileOp::create(
+      b, TypeRange{}, ValueRange{},
+      [&](OpBuilder &nested, Location loc, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        auto exchange = LLVM::AtomicCmpXchgOp::create(
+            ib, lock, free, taken, LLVM::AtomicOrdering::acquire,
+            LLVM::AtomicOrdering::monotonic);
+        Value acquired = LLVM::ExtractValueOp::create(ib, exchange, 1);
+        ifThen(ib, acquired, [&](ImplicitLocOpBuilder &tb) {
+          SmallVector<Value> pointers, current;
+          for (Value buffer : buffers) {
+            Type element = cast<MemRefType>(buffer.getType()).getElementType();
+            unsigned width = bitWidth(element);
+            Value pointer = elementPointer(tb, buffer, index);
+            Value loaded = LLVM::LoadOp::create(
+                tb, tb.getIntegerType(width), pointer, width / 8,
+                /*isVolatile=*/false, /*isNonTemporal=*/false,
+                /*isInvariant=*/false, /*isInvariantGroup=*/false,
+                LLVM::AtomicOrdering::monotonic);
+            pointers.push_back(pointer);
+            current.push_back(reinterpret(tb, loaded, element));
+          }
+          SmallVector<Value> args(current);
+          llvm::append_range(args, values);
+          SmallVector<Value> combined = inlineBody(tb, op, args);
+          for (auto [value, pointer] : llvm::zip(combined, pointers)) {
+            unsigned width = bitWidth(value.getType());
+            LLVM::StoreOp::create(
+                tb, reinterpret(tb, value, tb.getIntegerType(width)), pointer,
+                width / 8, /*isVolatile=*/false, /*isNonTemporal=*/false,
+                /*isInvariantGroup=*/false, LLVM::AtomicOrdering::monotonic);
+          }
+          LLVM::StoreOp::create(tb, free, lock, 4, /*isVolatile=*/false,
+                                /*isNonTemporal=*/false,
+                                /*isInvariantGroup=*/false,
+                                LLVM::AtomicOrdering::release);
+        });
+        Value retry = arith::XOrIOp::create(
+            ib, acquired, arith::ConstantIntOp::create(ib, 1, 1));
+        scf::ConditionOp::create(ib, retry, ValueRange{});
+      },
+      [&](OpBuilder &nested, Location loc, ValueRange) {
+        scf::YieldOp::create(nested, loc);
+      });
 }
 
 } // namespace soac::kernels

@@ -74,6 +74,23 @@ mlir::LogicalResult checkAtomicCombine(mlir::Region &op, mlir::Type element,
 void atomicCombine(mlir::ImplicitLocOpBuilder &b, mlir::Region &op,
                    mlir::Value buffer, mlir::Value index, mlir::Value value);
 
+/// Succeeds when lockedCombine can update the destinations of `histogram`
+/// (rank-1, of integers, floats or indices of 8 to 64 bits); otherwise
+/// emits an error at it.
+mlir::LogicalResult checkLockedCombine(ReduceByIndexOp histogram);
+
+/// Applies `op` to element `index` of each of `buffers` (rank 1, identity
+/// layout, one per destination) and `values`, and stores its results there,
+/// under a spin lock per index in `locks` (i32, zero when free), for
+/// operators that combine several destinations together (an argmin), which
+/// no atomic instruction updates. The lock is tried, and released, inside
+/// one iteration of the retry loop, so that threads of one warp contending
+/// for it still progress; the destinations are read and written by atomic
+/// (coherent) loads and stores between the lock's acquire and release.
+void lockedCombine(mlir::ImplicitLocOpBuilder &b, mlir::Region &op,
+                   mlir::ValueRange buffers, mlir::Value locks,
+                   mlir::Value index, mlir::ValueRange values);
+
 } // namespace soac::kernels
 
 #endif // SOAC_PASSES_CONVERSION_SOACTOGPU_BLOCKPRIMITIVES_H

@@ -678,4 +678,48 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
               &reader);
 }
 
+/// Several destinations whose operator mixes them (an argmin): copies of
+/// the destinations, a lock per bin (zeroed by a kernel of its own), then
+/// one thread per value updating every destination's bin under its lock.
+void lowerLockedReduceByIndex(ReduceByIndexOp histogram) {
+  ImplicitLocOpBuilder host(histogram.getLoc(), histogram);
+  Region &op = histogram.getBody();
+  Buffers buffers;
+  buffers.addFreeTensors(host, op);
+  SmallVector<Value> outs;
+  for (Value dest : histogram.getDests())
+    outs.push_back(copyToNewBuffer(host, buffers, dest));
+  Value bins = tensor::DimOp::create(host, histogram.getDests()[0], 0);
+  Type i32 = host.getI32Type();
+  Value locks = allocBuffer(
+      host, RankedTensorType::get({ShapedType::kDynamic}, i32), {bins});
+  launchKernel(host, blocksFor(host, bins), {}, buffers,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, bins),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          memref::StoreOp::create(
+                              ib, arith::ConstantIntOp::create(ib, 0, 32),
+                              locks, ids.global);
+                        });
+               });
+  SmallVector<Value> read{histogram.getIndices()};
+  llvm::append_range(read, histogram.getValues());
+  ElementReader reader(host, buffers, read, histogram);
+  Value count = reader.size(host);
+  launchKernel(
+      host, blocksFor(host, count), {}, buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+        ifThen(b, lessThan(b, ids.global, count), [&](ImplicitLocOpBuilder &ib) {
+          SmallVector<Value> elements = reader.read(ib, ids.global);
+          auto [index, inRange] = checkedIndex(ib, elements[0], bins);
+          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
+            lockedCombine(jb, op, outs, locks, index,
+                          ArrayRef<Value>(elements).drop_front());
+          });
+        });
+      });
+  replaceSoac(histogram,
+              asTensors(host, outs, histogram.getResultTypes()), &reader);
+}
+
 } // namespace soac::kernels

@@ -49,6 +49,10 @@ void lowerScatter(ScatterOp scatter);
 /// A copy of the destination, then one atomic per value (per element of
 /// vector rows combined elementwise).
 void lowerReduceByIndex(ReduceByIndexOp histogram);
+/// A reduce_by_index of several destinations whose operator combines them
+/// together (an argmin): every destination's bin updated under a lock per
+/// bin (lockedCombine).
+void lowerLockedReduceByIndex(ReduceByIndexOp histogram);
 
 } // namespace soac::kernels
 

@@ -22,8 +22,9 @@
 //   scatter          copy of dest, then one thread per (index, row element)
 //   reduce_by_index  copy of dest, then one atomic per value (per element
 //                    of vector rows combined elementwise); one histogram
-//                    per destination where there are several
-//                    (SplitHistograms.h)
+//                    per destination where there are several and the
+//                    operator combines each by itself (SplitHistograms.h),
+//                    else all destinations updated under a lock per bin
 //   matmul           tiles of the result staged through workgroup memory
 //                    (MatmulKernel.h)
 //
@@ -113,7 +114,9 @@ LogicalResult checkSupported(Operation *op) {
           return unsupported(scatter, "the indices must be a 1-D tensor");
         return success();
       })
-      .Case([](ReduceByIndexOp histogram) {
+      .Case([](ReduceByIndexOp histogram) -> LogicalResult {
+        if (histogram.getDests().size() > 1)
+          return checkLockedCombine(histogram);
         Region *op = scalarOperator(histogram);
         if (!op)
           return unsupported(histogram, "the rows combined must be scalars, "
@@ -152,18 +155,18 @@ struct ConvertSoacToGPUPass
     });
     // One-shot bufferization asserts on a dimension past the rank.
     bool supported = succeeded(verifyDimIndices(getOperation()));
-    // Histograms of several destinations: one per destination.
+    // Histograms of several destinations: one per destination where the
+    // operator combines each by itself (atomics); else one, under locks.
     SmallVector<Operation *> split;
     for (Operation *op : soacs) {
       auto histogram = dyn_cast<ReduceByIndexOp>(op);
-      if (!histogram || histogram.getDests().size() == 1) {
-        split.push_back(op);
-        continue;
-      }
-      FailureOr<SmallVector<Operation *>> parts = splitByDestination(histogram);
-      supported &= succeeded(parts);
-      if (succeeded(parts))
+      std::optional<SmallVector<Operation *>> parts;
+      if (histogram && histogram.getDests().size() > 1)
+        parts = splitByDestination(histogram);
+      if (parts)
         llvm::append_range(split, *parts);
+      else
+        split.push_back(op);
     }
     soacs = std::move(split);
     for (Operation *op : soacs)
@@ -201,7 +204,12 @@ struct ConvertSoacToGPUPass
           })
           .Case([&](ScanOp op) { lowerScan(op, foldBlocks); })
           .Case([](ScatterOp op) { lowerScatter(op); })
-          .Case([](ReduceByIndexOp op) { lowerReduceByIndex(op); })
+          .Case([](ReduceByIndexOp op) {
+            if (op.getDests().size() > 1)
+              lowerLockedReduceByIndex(op);
+            else
+              lowerReduceByIndex(op);
+          })
           .Case([](IotaOp op) { lowerIota(op); })
           .Case([](MatmulOp op) { lowerMatmul(op); });
     }

@@ -48,7 +48,7 @@ std::optional<SmallVector<Operation *>> component(Block &body, unsigned k,
 
 } // namespace
 
-FailureOr<SmallVector<Operation *>>
+std::optional<SmallVector<Operation *>>
 splitByDestination(ReduceByIndexOp histogram) {
   Block &body = histogram.getBody().front();
   unsigned n = histogram.getDests().size();
@@ -56,10 +56,7 @@ splitByDestination(ReduceByIndexOp histogram) {
   for (unsigned k = 0; k < n; ++k) {
     std::optional<SmallVector<Operation *>> part = component(body, k, n);
     if (!part)
-      return histogram->emitOpError()
-             << "is not supported by the GPU lowering: result #" << k
-             << " of its operator reads the values of another destination; "
-                "the GPU combines each destination by itself, with atomics";
+      return std::nullopt;
     parts.push_back(std::move(*part));
   }
   OpBuilder b(histogram);

@@ -5,7 +5,8 @@
 // combines each destination by itself (a sum and a count, a minimum and a
 // maximum) is therefore run as one histogram per destination; one whose
 // operator mixes them (an argmin: the index kept follows the values'
-// comparison) cannot be updated atomically and is refused.
+// comparison) cannot be updated atomically: it updates all destinations
+// under a lock per bin (lowerLockedReduceByIndex, OpKernels.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,10 +19,10 @@ namespace soac::kernels {
 
 /// Replaces `histogram` (several destinations) by one reduce_by_index per
 /// destination, sharing its indices, each with the part of the operator
-/// that computes its result, and returns them. Fails with an error at the
-/// op, changing nothing, when a result of the operator reads another
-/// destination's arguments.
-mlir::FailureOr<llvm::SmallVector<mlir::Operation *>>
+/// that computes its result, and returns them. Returns nullopt, changing
+/// nothing, when a result of the operator reads another destination's
+/// arguments.
+std::optional<llvm::SmallVector<mlir::Operation *>>
 splitByDestination(ReduceByIndexOp histogram);
 
 } // namespace soac::kernels
