@@ -7,6 +7,8 @@
 
 #include "dialect/SoacOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 using namespace mlir;
 
 namespace soac {
@@ -19,6 +21,15 @@ std::pair<int64_t, int64_t> transposedSizes(RankedTensorType x, bool transpose) 
                    : std::make_pair(rows, columns);
 }
 } // namespace
+
+MatmulOp::Sizes MatmulOp::buildSizes(OpBuilder &b) {
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  auto dim = [&](Value tensor, int64_t d) -> Value {
+    return tensor::DimOp::create(b, getLoc(), tensor, d);
+  };
+  return {dim(getLhs(), tl ? 1 : 0), dim(getLhs(), tl ? 0 : 1),
+          dim(getRhs(), tr ? 1 : 0), dim(getRhs(), tr ? 0 : 1)};
+}
 
 RankedTensorType MatmulOp::inferResultType(Type lhs, Type rhs,
                                            bool transposeLhs,

@@ -48,6 +48,11 @@ def Soac_MatmulOp : Soac_Op<"matmul", [Pure]> {
     /// The type of `op(lhs) · op(rhs)`.
     static mlir::RankedTensorType inferResultType(mlir::Type lhs,
         mlir::Type rhs, bool transposeLhs, bool transposeRhs);
+    /// The sizes its lowerings read, as tensor.dim ops built at `b`: m, the
+    /// inner size of op(lhs) and of op(rhs) (the verifier compares them
+    /// only where both are static), and n.
+    struct Sizes { mlir::Value m, kLhs, kRhs, n; };
+    Sizes buildSizes(mlir::OpBuilder &b);
   }];
   let hasVerifier = 1;
 }

@@ -45,9 +45,8 @@ void expand(MatmulOp op) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   Value lhs = op.getLhs(), rhs = op.getRhs();
   bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
-  Value m = tensor::DimOp::create(b, lhs, tl ? 1 : 0);
-  Value k = tensor::DimOp::create(b, lhs, tl ? 0 : 1);
-  Value n = tensor::DimOp::create(b, rhs, tr ? 0 : 1);
+  MatmulOp::Sizes sizes = op.buildSizes(b);
+  Value m = sizes.m, k = sizes.kLhs, n = sizes.n;
   Type element = op.getType().getElementType();
   Value zero = arith::ConstantOp::create(b, element, b.getZeroAttr(element));
   Value rows = iota(b, m), columns = iota(b, n), inner = iota(b, k);
@@ -86,7 +85,7 @@ struct SoacExpandContractionsPass
     SmallVector<MatmulOp> products;
     getOperation().walk([&](MatmulOp op) {
       Operation *parent = op->getParentOp();
-      while (parent && !isa<SoacDialect>(parent->getDialect()))
+      while (parent && !isa_and_nonnull<SoacDialect>(parent->getDialect()))
         parent = parent->getParentOp();
       if (parent || !nestedOnly)
         products.push_back(op);

@@ -343,13 +343,14 @@ LogicalResult checkLockedCombine(ReduceByIndexOp histogram) {
              << "is not supported by the GPU lowering: an operator that "
                 "combines several destinations together needs scalar rows "
                 "(destinations of rank 1)";
-    if (!element.isIntOrIndexOrFloat() || bitWidth(element) < 8 ||
-        bitWidth(element) > 64)
+    unsigned width =
+        element.isIntOrIndexOrFloat() ? bitWidth(element) : 0;
+    if (width != 8 && width != 16 && width != 32 && width != 64)
       return histogram->emitOpError()
              << "is not supported by the GPU lowering: its destinations of "
              << element
              << " are updated together under a lock, by loads and stores of "
-                "8 to 64 bits";
+                "8, 16, 32 or 64 bits";
   }
   return checkScalarCode(histogram.getBody(), histogram);
 }

@@ -75,8 +75,8 @@ void atomicCombine(mlir::ImplicitLocOpBuilder &b, mlir::Region &op,
                    mlir::Value buffer, mlir::Value index, mlir::Value value);
 
 /// Succeeds when lockedCombine can update the destinations of `histogram`
-/// (rank-1, of integers, floats or indices of 8 to 64 bits); otherwise
-/// emits an error at it.
+/// (rank-1, of integers, floats or indices of 8, 16, 32 or 64 bits);
+/// otherwise emits an error at it.
 mlir::LogicalResult checkLockedCombine(ReduceByIndexOp histogram);
 
 /// Applies `op` to element `index` of each of `buffers` (rank 1, identity
@@ -84,9 +84,11 @@ mlir::LogicalResult checkLockedCombine(ReduceByIndexOp histogram);
 /// under a spin lock per index in `locks` (i32, zero when free), for
 /// operators that combine several destinations together (an argmin), which
 /// no atomic instruction updates. The lock is tried, and released, inside
-/// one iteration of the retry loop, so that threads of one warp contending
-/// for it still progress; the destinations are read and written by atomic
-/// (coherent) loads and stores between the lock's acquire and release.
+/// one iteration of the retry loop; LLVM may still move the release after
+/// the loop, so threads of one warp contending for a lock rely on the
+/// independent thread scheduling of sm_70 and later. The destinations are
+/// read and written by atomic (coherent) loads and stores between the
+/// lock's acquire and release.
 void lockedCombine(mlir::ImplicitLocOpBuilder &b, mlir::Region &op,
                    mlir::ValueRange buffers, mlir::Value locks,
                    mlir::Value index, mlir::ValueRange values);

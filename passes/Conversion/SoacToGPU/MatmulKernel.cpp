@@ -5,7 +5,8 @@
 // t = 16 ty + tx of the block accumulates C[row + ty + 16 r][col + tx +
 // 16 c] for r, c in 0..3: a warp's 32 threads read 16 different columns
 // of the staged B (no bank conflicts) and store 16 consecutive columns of
-// C. For each slice of 16 values of k, the 256 threads stage 64 x 16
+// C; the staged rows are padded by one so that staging along k is free of
+// conflicts too. For each slice of 16 values of k, the 256 threads stage 64 x 16
 // values of op(A) and of op(B), four each, zeros past the edges (so the
 // multiply-adds need no bounds), between two barriers.
 //
@@ -30,6 +31,10 @@ constexpr int64_t kTile = 64;  // rows and columns of C per block
 constexpr int64_t kDepth = 16; // values of k staged per slice
 constexpr int64_t kSide = 16;  // threads per side of the block
 constexpr int64_t kPerThread = kTile / kSide; // results per side per thread
+// A staged slice's rows (one value of k each) are kTile + 1 apart: an
+// operand read along k (A not transposed) is staged by 16 lanes at
+// consecutive k, which at a stride of kTile would all hit one bank.
+constexpr int64_t kStride = kTile + 1;
 static_assert(kSide * kSide == kBlockSize, "one thread per 4 x 4 results");
 static_assert(kTile * kDepth % kBlockSize == 0, "whole loads per thread");
 
@@ -59,8 +64,8 @@ Value andAll(ImplicitLocOpBuilder &b, Value x, Value y) {
   return arith::AndIOp::create(b, x, y);
 }
 
-/// Stages the slice of `operand` at `k0` into `staged` (kDepth x kTile,
-/// k outermost): element e of the slice by thread t is e = t + kBlockSize r.
+/// Stages the slice of `operand` at `k0` into `staged` (kDepth rows of
+/// kTile, kStride apart): element e of the slice by thread t is e = t + kBlockSize r.
 /// Consecutive threads take consecutive elements of X's contiguous
 /// dimension, so a warp's loads coalesce.
 void stage(ImplicitLocOpBuilder &b, const Operand &operand, Value staged,
@@ -92,7 +97,7 @@ void stage(ImplicitLocOpBuilder &b, const Operand &operand, Value staged,
           scf::YieldOp::create(elseBuilder, loc, zero);
         });
     Value slot = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, inner, indexConstant(b, kTile)), outer);
+        b, arith::MulIOp::create(b, inner, indexConstant(b, kStride)), outer);
     memref::StoreOp::create(b, value.getResult(0), staged, slot);
   }
 }
@@ -103,10 +108,7 @@ void lowerMatmul(MatmulOp op) {
   ImplicitLocOpBuilder host(op.getLoc(), op);
   bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
   Value lhs = op.getLhs(), rhs = op.getRhs();
-  Value m = tensor::DimOp::create(host, lhs, tl ? 1 : 0);
-  Value k = tensor::DimOp::create(host, lhs, tl ? 0 : 1);
-  Value kRhs = tensor::DimOp::create(host, rhs, tr ? 1 : 0);
-  Value n = tensor::DimOp::create(host, rhs, tr ? 0 : 1);
+  auto [m, k, kRhs, n] = op.buildSizes(host);
   // The verifier compared static inner sizes; dynamic ones are compared
   // here, before a kernel reads past the shorter operand.
   if (op.getLhs().getType().isDynamicDim(tl ? 0 : 1) ||
@@ -129,7 +131,7 @@ void lowerMatmul(MatmulOp op) {
   Value tilesM = arith::MaxUIOp::create(host, ceilDiv(host, m, tile), one);
   Value tilesN = arith::MaxUIOp::create(host, ceilDiv(host, n, tile), one);
   Value blocks = arith::MulIOp::create(host, tilesM, tilesN);
-  Type staged = workgroupType(element, kTile * kDepth);
+  Type staged = workgroupType(element, kStride * kDepth);
   Operand a{lhs, !tl}, bOperand{rhs, tr};
 
   launchKernel(
@@ -167,7 +169,7 @@ void lowerMatmul(MatmulOp op) {
                       ValueRange acc) {
                     ImplicitLocOpBuilder ib(innerLoc, inner);
                     Value at = arith::MulIOp::create(
-                        ib, kk, indexConstant(ib, kTile));
+                        ib, kk, indexConstant(ib, kStride));
                     SmallVector<Value> x, y;
                     for (int64_t r = 0; r < kPerThread; ++r) {
                       Value offset = indexConstant(ib, r * kSide);

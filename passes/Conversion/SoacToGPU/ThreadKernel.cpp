@@ -865,7 +865,7 @@ private:
               continue;
             }
             auto inner = dyn_cast<MapOp>(op);
-            if (!inner)
+            if (!inner || inner->getNumResults() == 0)
               continue;
             Value size = sizes.lookup(inner->getResult(0)).front();
             if (keptInScratch(inner))

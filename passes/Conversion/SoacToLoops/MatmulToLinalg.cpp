@@ -46,10 +46,7 @@ struct MatmulToLinalg : OpRewritePattern<MatmulOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value lhs = op.getLhs(), rhs = op.getRhs();
     bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
-    Value m = tensor::DimOp::create(b, lhs, tl ? 1 : 0);
-    Value kLhs = tensor::DimOp::create(b, lhs, tl ? 0 : 1);
-    Value kRhs = tensor::DimOp::create(b, rhs, tr ? 1 : 0);
-    Value n = tensor::DimOp::create(b, rhs, tr ? 0 : 1);
+    auto [m, kLhs, kRhs, n] = op.buildSizes(b);
     // The verifier compared static sizes; a dynamic one is compared here,
     // before anything reads past the shorter operand.
     if (op.getLhs().getType().isDynamicDim(tl ? 0 : 1) ||

@@ -27,7 +27,7 @@ func.func @reduce_over_rows(%x: tensor<?x4xf32>, %init: tensor<4xf32>) -> tensor
 func.func @argmin_flag_histogram(%h: tensor<?xf32>, %g: tensor<?xi1>, %i: tensor<?xindex>, %v: tensor<?xf32>, %w: tensor<?xi1>) -> (tensor<?xf32>, tensor<?xi1>) {
   %inf = arith.constant 0x7F800000 : f32
   %none = arith.constant false
-  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: its destinations of 'i1' are updated together under a lock, by loads and stores of 8 to 64 bits}}
+  // expected-error @+1 {{'soac.reduce_by_index' op is not supported by the GPU lowering: its destinations of 'i1' are updated together under a lock, by loads and stores of 8, 16, 32 or 64 bits}}
   %r:2 = soac.reduce_by_index dest(%h, %g : tensor<?xf32>, tensor<?xi1>) indices(%i : tensor<?xindex>)
            ins(%v, %w : tensor<?xf32>, tensor<?xi1>) init(%inf, %none : f32, i1) -> tensor<?xf32>, tensor<?xi1> {
   ^bb0(%a: f32, %ai: i1, %b: f32, %bi: i1):

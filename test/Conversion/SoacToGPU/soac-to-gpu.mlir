@@ -727,13 +727,14 @@ func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, ten
 // -----
 
 // A product: one block per 64 x 64 tile of the result, its threads staging
-// 16-deep slices of both operands in workgroup memory between barriers and
-// accumulating 4 x 4 results each; the dynamic inner sizes checked first.
+// 16-deep slices of both operands in workgroup memory (rows of 64 values
+// padded to 65) between barriers and accumulating 4 x 4 results each; the
+// dynamic inner sizes checked first.
 // CHECK-LABEL: func.func @product
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[K:.*]], %[[KB:.*]] : index
 // CHECK: soac.check %[[SAME]], "'soac.matmul': the operands' inner sizes differ: %lld and %lld" with %[[K]], %[[KB]]
 // CHECK: %[[C:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
-// CHECK: gpu.launch {{.*}} workgroup(%[[A:.*]] : memref<1024xf64, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<1024xf64, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} workgroup(%[[A:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>)
 // CHECK: %{{.*}}:16 = scf.for
 // CHECK: memref.store %{{.*}}, %[[A]]
 // CHECK: memref.store %{{.*}}, %[[B]]
