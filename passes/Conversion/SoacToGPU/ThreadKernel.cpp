@@ -1,12 +1,12 @@
 //===- ThreadKernel.cpp - maps over rows as one thread per row ------------===//
 //
-// Longer than the others (about 880 lines) and kept whole: it has one job,
-// the kernel of ThreadKernel.h, in three parts that share private types:
-// the shapes known before the kernel runs (Shapes), the check of what one
-// thread can run (checkThreadBlock, which fills Shapes) and the thread's code
-// (ThreadCode, the closures and views of the body, about 400 lines of one
-// class). Splitting it would put those types in a header that nothing else
-// reads.
+// Longer than the others (about 1,080 lines) and kept whole: it has one
+// job, the kernel of ThreadKernel.h, in three parts that share private
+// types: the shapes known before the kernel runs (Shapes), the check of what
+// one thread can run (checkThreadBlock, which fills Shapes) and the thread's
+// code (ThreadCode, the closures, views and scratch memory of the body,
+// about 570 lines of one class). Splitting it would put those types in a
+// header that nothing else reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -371,8 +371,8 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
 struct Frame;
 using FramePtr = std::shared_ptr<Frame>;
 
-/// A tensor of the body inside the kernel, never materialized. Where its
-/// elements come from depends on `kind`:
+/// A tensor of the body inside the kernel: a view of where its elements
+/// come from, which depends on `kind`:
 ///  - Buffer: the buffer of `tensor` (a tensor the kernel reads), or the
 ///    memref `scratch` (a nested map's results, materialized per thread), at
 ///    `indices`, of which the dimensions in `open` are still to be indexed
