@@ -193,7 +193,7 @@ def test_every_example_lowers_for_the_gpu():
         for function in public_functions(module):
             lower(soac.parse_file(ROOT / "examples" / "soacs.mlir"), options=GpuOptions(), only=function)
         kernels = "".join(ptx.kernels(lower(module, options=GpuOptions(), only="argmax_bins")).values())
-    assert "cas.b32" in kernels and "st.release" in kernels
+    assert "atom.acquire.gpu.cas.b32" in kernels and "st.release.gpu" in kernels
 
 
 def test_options_must_fit_the_target():

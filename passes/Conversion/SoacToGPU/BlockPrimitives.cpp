@@ -357,6 +357,9 @@ LogicalResult checkLockedCombine(ReduceByIndexOp histogram) {
 
 void lockedCombine(ImplicitLocOpBuilder &b, Region &op, ValueRange buffers,
                    Value locks, Value index, ValueRange values) {
+  // Only the GPU's own threads contend: ordering within the device is
+  // enough (`.gpu` in PTX rather than `.sys`).
+  StringRef scope = "device";
   Value lock = elementPointer(b, locks, index);
   Value free = arith::ConstantIntOp::create(b, 0, 32);
   Value taken = arith::ConstantIntOp::create(b, 1, 32);
@@ -366,7 +369,7 @@ void lockedCombine(ImplicitLocOpBuilder &b, Region &op, ValueRange buffers,
         ImplicitLocOpBuilder ib(loc, nested);
         auto exchange = LLVM::AtomicCmpXchgOp::create(
             ib, lock, free, taken, LLVM::AtomicOrdering::acquire,
-            LLVM::AtomicOrdering::monotonic);
+            LLVM::AtomicOrdering::monotonic, scope);
         Value acquired = LLVM::ExtractValueOp::create(ib, exchange, 1);
         ifThen(ib, acquired, [&](ImplicitLocOpBuilder &tb) {
           SmallVector<Value> pointers, current;
@@ -378,7 +381,7 @@ void lockedCombine(ImplicitLocOpBuilder &b, Region &op, ValueRange buffers,
                 tb, tb.getIntegerType(width), pointer, width / 8,
                 /*isVolatile=*/false, /*isNonTemporal=*/false,
                 /*isInvariant=*/false, /*isInvariantGroup=*/false,
-                LLVM::AtomicOrdering::monotonic);
+                LLVM::AtomicOrdering::monotonic, scope);
             pointers.push_back(pointer);
             current.push_back(reinterpret(tb, loaded, element));
           }
@@ -390,12 +393,13 @@ void lockedCombine(ImplicitLocOpBuilder &b, Region &op, ValueRange buffers,
             LLVM::StoreOp::create(
                 tb, reinterpret(tb, value, tb.getIntegerType(width)), pointer,
                 width / 8, /*isVolatile=*/false, /*isNonTemporal=*/false,
-                /*isInvariantGroup=*/false, LLVM::AtomicOrdering::monotonic);
+                /*isInvariantGroup=*/false, LLVM::AtomicOrdering::monotonic,
+                scope);
           }
           LLVM::StoreOp::create(tb, free, lock, 4, /*isVolatile=*/false,
                                 /*isNonTemporal=*/false,
                                 /*isInvariantGroup=*/false,
-                                LLVM::AtomicOrdering::release);
+                                LLVM::AtomicOrdering::release, scope);
         });
         Value retry = arith::XOrIOp::create(
             ib, acquired, arith::ConstantIntOp::create(ib, 1, 1));
