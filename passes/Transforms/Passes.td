@@ -59,9 +59,9 @@ def SoacExpandContractions
   let summary = "Rewrite soac.matmul as maps over its result's positions with a reduce of products";
   let description = [{
     For products a lowering has no kernel for (the GPU's, inside SOAC
-    bodies: `nested-only`): `C = op(A)·op(B)` becomes a map over the rows of C of a map over its
-    columns of the sum of the products of a row of op(A) and a column of
-    op(B), read with `tensor.extract` (transposes are the order of the
+    bodies: `nested-only`): `C = op(A)·op(B)` becomes a map over the rows
+    of C of a map over its columns of the sum of the products of a row of
+    op(A) and a column of op(B), read with `tensor.extract` (transposes are the order of the
     indices). Run it before `soac-check-indices`, which then checks the
     reads of operands whose inner sizes are known only at run time.
 
@@ -142,9 +142,9 @@ def SoacFlatten : Pass<"soac-flatten", "mlir::ModuleOp"> {
     Constants in map bodies are first moved in front of the maps.
 
     A standalone transform: soac-lower-to-cpu does not run it,
-    soac-lower-to-nvvm only with `flatten=true`, and no lowering needs it. convert-soac-to-loops runs a SOAC
-    nested in another as sequential loops inside the outer one's parallel
-    loop; convert-soac-to-gpu maps nesting onto the GPU itself (one block
+    soac-lower-to-nvvm only with `flatten=true`, and no lowering needs it.
+    convert-soac-to-loops runs a SOAC nested in another as sequential loops
+    inside the outer one's parallel loop; convert-soac-to-gpu maps nesting onto the GPU itself (one block
     per row, or one thread per row for deeper nests). What it produces
     lowers like any soac program (test_flatten.py compiles it for the CPU
     and compares with the interpreter); run it where flat nests are wanted,

@@ -312,6 +312,14 @@ Value minIndex(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
   return arith::MinUIOp::create(b, lhs, rhs);
 }
 
+std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
+                                     Value size) {
+  if (!index.getType().isIndex())
+    index = arith::IndexCastOp::create(b, b.getIndexType(), index);
+  // Negative indices are huge as unsigned numbers: one comparison.
+  return {index, lessThan(b, index, size)};
+}
+
 /// The contiguous range [lo, hi) of `n` rows that thread `t` of `threads`
 /// folds when rows must be combined in order.
 std::pair<Value, Value> contiguousRange(ImplicitLocOpBuilder &b, Value t,

@@ -152,6 +152,10 @@ mlir::Value lessThan(mlir::ImplicitLocOpBuilder &b, mlir::Value lhs,
                      mlir::Value rhs);
 mlir::Value minIndex(mlir::ImplicitLocOpBuilder &b, mlir::Value lhs,
                      mlir::Value rhs);
+/// `index` (any integer type) as an index, and whether it is in [0, size).
+std::pair<mlir::Value, mlir::Value>
+checkedIndex(mlir::ImplicitLocOpBuilder &b, mlir::Value index,
+             mlir::Value size);
 /// The contiguous range [lo, hi) of `n` rows that thread `t` of `threads`
 /// folds when rows must be combined in order.
 std::pair<mlir::Value, mlir::Value> contiguousRange(mlir::ImplicitLocOpBuilder &b,

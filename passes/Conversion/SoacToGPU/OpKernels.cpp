@@ -93,6 +93,24 @@ Value copyToNewBuffer(ImplicitLocOpBuilder &host, Buffers &buffers,
   return copy;
 }
 
+/// A new buffer of `type`, of `sizes` (one per dimension), holding `value`
+/// everywhere (one thread per element).
+Value filledBuffer(ImplicitLocOpBuilder &host, RankedTensorType type,
+                   ValueRange sizes, Value value) {
+  Value out = allocBuffer(host, type, dynamicSizes(type, sizes));
+  Value count = product(host, sizes);
+  Buffers none;
+  launchKernel(host, blocksFor(host, count), {}, none,
+               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+                 ifThen(b, lessThan(b, ids.global, count),
+                        [&](ImplicitLocOpBuilder &ib) {
+                          memref::StoreOp::create(
+                              ib, value, out, unflatten(ib, ids.global, sizes));
+                        });
+               });
+  return out;
+}
+
 /// The ops a kernel computing `map`'s rows inlines per row.
 int64_t opsPerRow(MapOp map, const ElementReader &reader) {
   int64_t count = 0;
@@ -183,26 +201,7 @@ void lowerSplat(tensor::SplatOp splat) {
   for (int64_t size : type.getShape())
     sizes.push_back(ShapedType::isDynamic(size) ? *dynamic++
                                                 : indexConstant(host, size));
-  Value n = indexConstant(host, 1);
-  for (Value size : sizes)
-    n = arith::MulIOp::create(host, n, size);
-  Value out = allocBuffer(host, type, splat.getDynamicSizes());
-  Value value = splat.getInput();
-  Buffers none;
-  launchKernel(
-      host, blocksFor(host, n), {}, none,
-      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-        ifThen(b, lessThan(b, ids.global, n), [&](ImplicitLocOpBuilder &ib) {
-          // The element's indices, from the flat id (row-major).
-          SmallVector<Value> indices(sizes.size());
-          Value rest = ids.global;
-          for (int64_t d = sizes.size() - 1; d >= 0; --d) {
-            indices[d] = arith::RemUIOp::create(ib, rest, sizes[d]);
-            rest = arith::DivUIOp::create(ib, rest, sizes[d]);
-          }
-          memref::StoreOp::create(ib, value, out, indices);
-        });
-      });
+  Value out = filledBuffer(host, type, sizes, splat.getInput());
   Value filled = asTensor(host, out, type);
   splat.replaceAllUsesWith(filled);
   splat.erase();
@@ -564,15 +563,6 @@ void lowerScan(ScanOp scan, int64_t maxBlocks) {
 
 namespace {
 
-/// `index` (any integer type) as an index, and whether it is in [0, size).
-std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
-                                     Value size) {
-  if (!index.getType().isIndex())
-    index = arith::IndexCastOp::create(b, b.getIndexType(), index);
-  // Negative indices are huge as unsigned numbers: one comparison.
-  return {index, lessThan(b, index, size)};
-}
-
 /// Launches one thread per element of each row of `values` (the rows of a
 /// scatter or reduce_by_index), reading the rows' indices into `dest`'s rows
 /// with `indices`. For the elements whose index is in range, `update` gets
@@ -690,18 +680,9 @@ void lowerLockedReduceByIndex(ReduceByIndexOp histogram) {
   for (Value dest : histogram.getDests())
     outs.push_back(copyToNewBuffer(host, buffers, dest));
   Value bins = tensor::DimOp::create(host, histogram.getDests()[0], 0);
-  Type i32 = host.getI32Type();
-  Value locks = allocBuffer(
-      host, RankedTensorType::get({ShapedType::kDynamic}, i32), {bins});
-  launchKernel(host, blocksFor(host, bins), {}, buffers,
-               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-                 ifThen(b, lessThan(b, ids.global, bins),
-                        [&](ImplicitLocOpBuilder &ib) {
-                          memref::StoreOp::create(
-                              ib, arith::ConstantIntOp::create(ib, 0, 32),
-                              locks, ids.global);
-                        });
-               });
+  Value locks = filledBuffer(
+      host, RankedTensorType::get({ShapedType::kDynamic}, host.getI32Type()),
+      {bins}, arith::ConstantIntOp::create(host, 0, 32));
   SmallVector<Value> read{histogram.getIndices()};
   llvm::append_range(read, histogram.getValues());
   ElementReader reader(host, buffers, read, histogram);

@@ -539,6 +539,14 @@ public:
     return value;
   }
 
+  /// `value` of the body as found in `frame` or around it: a view when it is
+  /// a tensor, else a scalar.
+  Entry entry(const FramePtr &frame, Value value) const {
+    if (isTensor(value.getType()))
+      return {{}, view(frame, value)};
+    return {scalar(frame, value), {}};
+  }
+
   /// The view of `tensor`: found in `frame` or around it, or a tensor the
   /// kernel reads whole.
   View view(const FramePtr &frame, Value tensor) const {
@@ -596,14 +604,14 @@ public:
   void write(ImplicitLocOpBuilder &b, ArrayRef<Entry> entries,
              ArrayRef<Value> outputs, ArrayRef<Value> indices) {
     SmallVector<bool> written(entries.size(), false);
-    for (auto [k, entry] : llvm::enumerate(entries)) {
+    for (auto [k, current] : llvm::enumerate(entries)) {
       if (written[k])
         continue;
-      if (!entry.view) {
-        memref::StoreOp::create(b, entry.scalar, outputs[k], indices);
+      if (!current.view) {
+        memref::StoreOp::create(b, current.scalar, outputs[k], indices);
         continue;
       }
-      const View &v = *entry.view;
+      const View &v = *current.view;
       SmallVector<size_t> group{k};
       for (size_t other = k + 1; v.kind == View::Kind::Map &&
                                  other < entries.size();
@@ -624,19 +632,15 @@ public:
             inner.push_back(j);
             std::vector<Entry> elements;
             SmallVector<Value> targets;
-            if (group.size() == 1) {
-              elements.push_back(element(ib, v, j));
-            } else {
+            if (v.kind == View::Kind::Map) {
               FramePtr frame = mapFrame(ib, v.op, v.inputs, v.scope, j);
               Operation *yield =
                   cast<MapOp>(v.op).getBody().front().getTerminator();
-              for (size_t member : group) {
-                Value yielded =
-                    yield->getOperand(entries[member].view->result);
-                elements.push_back(isTensor(yielded.getType())
-                                       ? Entry{{}, view(frame, yielded)}
-                                       : Entry{scalar(frame, yielded), {}});
-              }
+              for (size_t member : group)
+                elements.push_back(entry(
+                    frame, yield->getOperand(entries[member].view->result)));
+            } else {
+              elements.push_back(element(ib, v, j));
             }
             for (size_t member : group)
               targets.push_back(outputs[member]);
@@ -698,10 +702,7 @@ private:
   Entry mapElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
     FramePtr frame = mapFrame(b, v.op, v.inputs, v.scope, j);
     Block &body = cast<MapOp>(v.op).getBody().front();
-    Value yielded = body.getTerminator()->getOperand(v.result);
-    if (isTensor(yielded.getType()))
-      return {{}, view(frame, yielded)};
-    return {scalar(frame, yielded), {}};
+    return entry(frame, body.getTerminator()->getOperand(v.result));
   }
 
   /// The element at `v.indices` of a soac.iota, tensor.splat or
@@ -903,6 +904,14 @@ private:
     return path;
   }
 
+  /// The indices of this thread's slot for `element` (null: still open) of
+  /// an op whose slots start at `path`.
+  SmallVector<Value> scratchSlot(ArrayRef<Value> path, Value element) const {
+    SmallVector<Value> at(path);
+    at.append({element, threadIndex});
+    return at;
+  }
+
   /// Makes the results of `op` views of its scratch, whose slots start at
   /// `path`.
   void viewScratch(Operation *op, ArrayRef<Value> path,
@@ -910,8 +919,7 @@ private:
     for (auto [result, buffer] : llvm::zip(op->getResults(), scratch[op])) {
       View stored;
       stored.scratch = buffer;
-      stored.indices.assign(path.begin(), path.end());
-      stored.indices.append({Value(), threadIndex});
+      stored.indices = scratchSlot(path, Value());
       stored.open = {static_cast<unsigned>(path.size())};
       stored.sizes = sizes.lookup(result);
       frame->views[result] = stored;
@@ -930,8 +938,7 @@ private:
         [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
           ImplicitLocOpBuilder ib(loc, nested);
           FramePtr element = mapFrame(ib, inner, inputs, frame, j);
-          SmallVector<Value> at = path;
-          at.append({j, threadIndex});
+          SmallVector<Value> at = scratchSlot(path, j);
           for (auto [yielded, buffer] : llvm::zip(
                    inner.getBody().front().getTerminator()->getOperands(),
                    buffers))
@@ -955,11 +962,7 @@ private:
     View indices = view(frame, histogram.getIndices());
     View values = view(frame, histogram.getValues()[0]);
     Value bins = sizes.lookup(histogram.getResult(0)).front();
-    auto slot = [&](Value bin) {
-      SmallVector<Value> at = path;
-      at.append({bin, threadIndex});
-      return at;
-    };
+    auto slot = [&](Value bin) { return scratchSlot(path, bin); };
     scf::ForOp::create(
         b, indexConstant(b, 0), bins, indexConstant(b, 1), ValueRange{},
         [&](OpBuilder &nested, Location loc, Value bin, ValueRange) {
@@ -974,11 +977,9 @@ private:
         ValueRange{},
         [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
           ImplicitLocOpBuilder ib(loc, nested);
-          Value bin = element(ib, indices, i).scalar;
-          if (!bin.getType().isIndex())
-            bin = arith::IndexCastOp::create(ib, ib.getIndexType(), bin);
-          // Negative indices are huge as unsigned: one comparison.
-          ifThen(ib, lessThan(ib, bin, bins), [&](ImplicitLocOpBuilder &tb) {
+          auto [bin, inRange] =
+              checkedIndex(ib, element(ib, indices, i).scalar, bins);
+          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &tb) {
             Value value = element(tb, values, i).scalar;
             Value old = memref::LoadOp::create(tb, buffer, slot(bin));
             Value combined = apply(tb, op, frame, {old, value}).front();
@@ -1063,9 +1064,7 @@ void lowerThreadKernel(MapOp map) {
           code.run(ib, body, frame);
           std::vector<Entry> entries;
           for (Value yielded : body.getTerminator()->getOperands())
-            entries.push_back(isTensor(yielded.getType())
-                                  ? Entry{{}, code.view(frame, yielded)}
-                                  : Entry{code.scalar(frame, yielded), {}});
+            entries.push_back(code.entry(frame, yielded));
           code.write(ib, entries, outputs, {i});
         });
       },
