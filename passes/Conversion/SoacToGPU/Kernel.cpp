@@ -346,4 +346,15 @@ void ifThen(ImplicitLocOpBuilder &b, Value condition,
   then(inner);
 }
 
+void ifThenElse(ImplicitLocOpBuilder &b, Value condition,
+                function_ref<void(ImplicitLocOpBuilder &)> then,
+                function_ref<void(ImplicitLocOpBuilder &)> otherwise) {
+  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/true);
+  ImplicitLocOpBuilder inner(b.getLoc(), b.getContext());
+  inner.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  then(inner);
+  inner.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  otherwise(inner);
+}
+
 } // namespace soac::kernels

@@ -168,6 +168,11 @@ llvm::SmallVector<mlir::Value> dynamicSizes(mlir::RankedTensorType type,
 /// scf.if `condition` then `then` (no results).
 void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value condition,
             llvm::function_ref<void(mlir::ImplicitLocOpBuilder &)> then);
+/// scf.if `condition` then `then` else `otherwise` (no results).
+void ifThenElse(
+    mlir::ImplicitLocOpBuilder &b, mlir::Value condition,
+    llvm::function_ref<void(mlir::ImplicitLocOpBuilder &)> then,
+    llvm::function_ref<void(mlir::ImplicitLocOpBuilder &)> otherwise);
 
 } // namespace soac::kernels
 

@@ -372,33 +372,45 @@ void lowerReduce(ReduceOp reduce, int64_t maxBlocks) {
     partials.push_back(allocVector(host, init.getType(), blocks));
     totals.push_back(allocVector(host, init.getType(), indexConstant(host, 1)));
   }
+  // A reduce that fits one block (the rows of a time step: D-LSTM's 14)
+  // writes its total from the first kernel, and the second is not launched.
+  Value severalBlocks = arith::CmpIOp::create(
+      host, arith::CmpIPredicate::ugt, blocks, indexConstant(host, 1));
   launchKernel(host, blocks, combiner.workgroupTypes(), buffers,
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
                    ValueRange scratch) {
                  SmallVector<Value> total = foldBlockRows(
                      b, combiner, ids, n, blocks, scratch, reader);
                  ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
-                   storeAll(ib, total, partials, ids.block);
+                   SmallVector<Value> into;
+                   for (auto [partial, result] : llvm::zip(partials, totals))
+                     into.push_back(arith::SelectOp::create(
+                         ib, severalBlocks, partial, result));
+                   storeAll(ib, total, into, ids.block);
                  });
                });
   // One block combines the partial results, each thread a contiguous range.
-  launchKernel(host, indexConstant(host, 1), combiner.workgroupTypes(), buffers,
-               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
-                   ValueRange scratch) {
-                 auto [lo, hi] = contiguousRange(
-                     b, ids.thread, indexConstant(b, kBlockSize), blocks);
-                 SmallVector<Value> acc = foldRows(
-                     b, combiner, combiner.neutralElements(), lo, hi,
-                     indexConstant(b, 1),
-                     [&](ImplicitLocOpBuilder &ib, Value j) {
-                       return loadAll(ib, partials, j);
-                     });
-                 SmallVector<Value> total =
-                     blockReduce(b, combiner, ids.thread, acc, scratch);
-                 ifThen(b, isThreadZero(b, ids), [&](ImplicitLocOpBuilder &ib) {
-                   storeAll(ib, total, totals, indexConstant(ib, 0));
+  ifThen(host, severalBlocks, [&](ImplicitLocOpBuilder &combine) {
+    launchKernel(combine, indexConstant(combine, 1), combiner.workgroupTypes(),
+                 buffers,
+                 [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                     ValueRange scratch) {
+                   auto [lo, hi] = contiguousRange(
+                       b, ids.thread, indexConstant(b, kBlockSize), blocks);
+                   SmallVector<Value> acc = foldRows(
+                       b, combiner, combiner.neutralElements(), lo, hi,
+                       indexConstant(b, 1),
+                       [&](ImplicitLocOpBuilder &ib, Value j) {
+                         return loadAll(ib, partials, j);
+                       });
+                   SmallVector<Value> total =
+                       blockReduce(b, combiner, ids.thread, acc, scratch);
+                   ifThen(b, isThreadZero(b, ids),
+                          [&](ImplicitLocOpBuilder &ib) {
+                            storeAll(ib, total, totals, indexConstant(ib, 0));
+                          });
                  });
-               });
+  });
   SmallVector<Value> results = loadAll(host, totals, indexConstant(host, 0));
   replaceSoac(reduce, results, &fold.reader);
 }
@@ -434,6 +446,8 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
     return Combiner(op, {tensor::ExtractOp::create(b, init, at)});
   };
   Value work = arith::MulIOp::create(host, ranges, m);
+  Value severalRanges =
+      arith::CmpIOp::create(host, arith::CmpIPredicate::ugt, ranges, one);
   launchKernel(host, blocksFor(host, work), {}, buffers,
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
                  ifThen(b, lessThan(b, ids.global, work),
@@ -453,28 +467,43 @@ void lowerColumnReduce(ReduceOp reduce, Region &op) {
                                     tensor::ExtractOp::create(rb, rows,
                                                               element)};
                               })[0];
-                          memref::StoreOp::create(ib, acc, partials,
-                                                  ValueRange{c, j});
+                          // One range (few rows, or many elements per
+                          // row) is the result: the second kernel is not
+                          // launched.
+                          ifThenElse(
+                              ib, severalRanges,
+                              [&](ImplicitLocOpBuilder &tb) {
+                                memref::StoreOp::create(tb, acc, partials,
+                                                        ValueRange{c, j});
+                              },
+                              [&](ImplicitLocOpBuilder &eb) {
+                                memref::StoreOp::create(eb, acc, out, at);
+                              });
                         });
                });
-  launchKernel(host, blocksFor(host, m), {}, buffers,
-               [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-                 ifThen(b, lessThan(b, ids.global, m),
-                        [&](ImplicitLocOpBuilder &ib) {
-                          SmallVector<Value> at =
-                              unflatten(ib, ids.global, rowSizes);
-                          Combiner combiner = column(ib, at);
-                          Value acc = foldRows(
-                              ib, combiner, combiner.neutralElements(),
-                              indexConstant(ib, 0), ranges,
-                              indexConstant(ib, 1),
-                              [&](ImplicitLocOpBuilder &rb, Value c) {
-                                return SmallVector<Value>{memref::LoadOp::create(
-                                    rb, partials, ValueRange{c, ids.global})};
-                              })[0];
-                          memref::StoreOp::create(ib, acc, out, at);
-                        });
-               });
+  ifThen(host, severalRanges, [&](ImplicitLocOpBuilder &combine) {
+    launchKernel(combine, blocksFor(combine, m), {}, buffers,
+                 [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                     ValueRange) {
+                   ifThen(b, lessThan(b, ids.global, m),
+                          [&](ImplicitLocOpBuilder &ib) {
+                            SmallVector<Value> at =
+                                unflatten(ib, ids.global, rowSizes);
+                            Combiner combiner = column(ib, at);
+                            Value acc = foldRows(
+                                ib, combiner, combiner.neutralElements(),
+                                indexConstant(ib, 0), ranges,
+                                indexConstant(ib, 1),
+                                [&](ImplicitLocOpBuilder &rb, Value c) {
+                                  return SmallVector<Value>{
+                                      memref::LoadOp::create(
+                                          rb, partials,
+                                          ValueRange{c, ids.global})};
+                                })[0];
+                            memref::StoreOp::create(ib, acc, out, at);
+                          });
+                 });
+  });
   replaceSoac(reduce, asTensor(host, out, resultType), nullptr);
 }
 

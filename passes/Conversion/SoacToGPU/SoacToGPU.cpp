@@ -9,12 +9,13 @@
 //                    when it nests deeper (ThreadKernel.h)
 //   reduce           (over vector rows of any rank combined elementwise:
 //                    one thread per element and range of rows, then one
-//                    per element)
+//                    per element where there were several ranges)
 //                    blocks fold rows (interleaved when the operator is one
 //                    commutative op, several loads in flight per thread,
 //                    else contiguous ranges a tile at a time), combine in the
 //                    block by warp shuffles and workgroup memory; one block
-//                    combines the blocks' partial results
+//                    combines the blocks' partial results (a second kernel,
+//                    launched only when there are several blocks)
 //   scan             block totals; an exclusive scan of the block totals
 //                    in one block; each block rescans its rows from its
 //                    offset (both passes a tile of kBlockSize neighbouring

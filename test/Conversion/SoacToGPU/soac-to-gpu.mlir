@@ -47,19 +47,28 @@ func.func @saxpy_of_squares(%a: f32, %x: tensor<?xf32>) -> tensor<?xf32> {
 
 // A reduce: blocks fold interleaved rows (addf commutes), combine by a
 // butterfly of warp shuffles and workgroup memory; one block combines the
-// blocks' results; the host reads the total.
+// blocks' results, launched only when there are several blocks (a single
+// block stores the total itself); the host reads the total.
 // CHECK-LABEL: func.func @sum
+// CHECK: %[[PARTIALS:.*]] = memref.alloc(%[[BLOCKS:.*]]) : memref<?xf32>
+// CHECK: %[[TOTALS:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[BLOCKS]], %{{.*}} : index
 // CHECK: gpu.launch blocks
 // CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for
 // CHECK: gpu.shuffle  xor
 // CHECK: memref.store %{{.*}}, %[[SCRATCH]]
 // CHECK: gpu.barrier
+// CHECK: %[[INTO:.*]] = arith.select %[[SEVERAL]], %[[PARTIALS]], %[[TOTALS]]
+// CHECK: memref.store %{{.*}}, %[[INTO]]
+// CHECK: scf.if %[[SEVERAL]] {
+// CHECK-NOT: }
 // CHECK: gpu.launch blocks
 // CHECK: gpu.shuffle  xor
+// CHECK: memref.store %{{.*}}, %[[TOTALS]]
 // CHECK: gpu.terminator
 // CHECK: }
-// CHECK: %[[TOTAL:.*]] = memref.load
+// CHECK: %[[TOTAL:.*]] = memref.load %[[TOTALS]]
 // CHECK-NEXT: return %[[TOTAL]]
 func.func @sum(%x: tensor<?xf32>) -> f32 {
   %zero = arith.constant 0.0 : f32
@@ -468,12 +477,19 @@ func.func @histogram_per_row(%idx: tensor<?x?xindex>, %val: tensor<?x?xf32>, %bi
 // -----
 
 // A reduce over matrices combined elementwise: a column reduce over their
-// elements (partial folds of row ranges, then one thread per element).
+// elements (partial folds of row ranges, then one thread per element, which
+// is not launched when there is one range: its folds are the result).
 // CHECK-LABEL: func.func @sum_of_matrices
 // CHECK: %[[PARTIALS:.*]] = memref.alloc
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt
 // CHECK: gpu.launch
-// CHECK: memref.store %{{.*}}, %[[PARTIALS]]
+// CHECK: scf.if %[[SEVERAL]] {
+// CHECK-NEXT: memref.store %{{.*}}, %[[PARTIALS]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: memref.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK: scf.if %[[SEVERAL]] {
+// CHECK-NOT: }
 // CHECK: gpu.launch
 // CHECK: memref.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
 func.func @sum_of_matrices(%x: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
