@@ -267,6 +267,8 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   // in a kernel is recorded, and stops the call after its launch.
   pm.addPass(soac::createConvertSoacToGPU());
   pm.addPass(soac::createSoacLowerKernelChecks());
+  // Scalars kernels wrote and only later kernels read stay on the GPU.
+  pm.addNestedPass<func::FuncOp>(soac::createSoacSinkScalarReads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(soac::createSoacMarkEntryPoints());

@@ -541,6 +541,44 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
                            "mlir::func::FuncDialect", "mlir::cf::ControlFlowDialect"];
 }
 
+def SoacSinkScalarReads
+    : Pass<"soac-sink-scalar-reads", "mlir::func::FuncOp"> {
+  let summary = "Kernels read the scalars earlier kernels wrote (a reduce's total) instead of the host";
+  let description = [{
+    A reduce's total is a scalar that a kernel writes into a buffer and the
+    host then loads: in device memory that load is a copy that waits for
+    every kernel launched before it (`soac-host-buffer-copies`). Inside a
+    loop, each such wait leaves the GPU idle while the host launches the
+    next kernels (D-LSTM's softmax normaliser, each time step).
+
+    When every use of such a load is inside kernels launched after it,
+    directly or through host arithmetic on scalars (`arith`, `math`), each
+    of those kernels loads the scalar from the buffer and redoes the
+    arithmetic, and the host load and arithmetic are removed. The buffer
+    must be an allocation that the host only loads from and that kernels
+    write only in launches before the load (in its block), so that every
+    later kernel reads what the host would have read.
+
+    ```mlir
+    gpu.launch ... { ... memref.store %total, %totals[%c0] ... }
+    %s = memref.load %totals[%c0] : memref<?xf32>
+    %l = math.log %s : f32
+    gpu.launch ... { ... arith.subf %y, %l ... }
+    // becomes
+    gpu.launch ... { ... memref.store %total, %totals[%c0] ... }
+    gpu.launch ... {
+      %s = memref.load %totals[%c0] : memref<?xf32>
+      %l = math.log %s : f32
+      ... arith.subf %y, %l ...
+    }
+    ```
+
+    A scalar the host itself needs (returned, carried by a loop, a loop's
+    bound) is still read by the host.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def SoacHostBufferCopies : Pass<"soac-host-buffer-copies", "mlir::ModuleOp"> {
   let summary = "Host reads and writes of GPU buffers as copies through the runtime (for device memory)";
   let description = [{

@@ -427,6 +427,70 @@ func.func @grad_matmul(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %s: tensor<?x?x
 }
 """
 
+# Scalars that a reduce computes and later kernels use: through host
+# arithmetic (the kernels read the total themselves, soac-sink-scalar-reads),
+# and in a loop that also carries one (which the host reads each step).
+SCALARS = """
+func.func @normalise(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %two = arith.constant 2.0 : f64
+  %e = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %ev = math.exp %v : f64
+    soac.yield %ev : f64
+  }
+  %s = soac.reduce ins(%e : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  %shifted = arith.addf %s, %two : f64
+  %l = math.log %shifted : f64
+  %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %d = arith.subf %v, %l : f64
+    soac.yield %d : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @normalised_steps(%x: tensor<?xf64>, %steps: index) -> (tensor<?xf64>, f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %two = arith.constant 2.0 : f64
+  %half = arith.constant 0.5 : f64
+  %r:2 = scf.for %t = %c0 to %steps step %c1 iter_args(%state = %x, %total = %zero) -> (tensor<?xf64>, f64) {
+    %e = soac.map ins(%state : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64):
+      %ev = math.exp %v : f64
+      soac.yield %ev : f64
+    }
+    %s = soac.reduce ins(%e : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t2 = arith.addf %a, %b : f64
+      soac.yield %t2 : f64
+    }
+    %shifted = arith.addf %s, %two : f64
+    %l = math.log %shifted : f64
+    %next = soac.map ins(%state, %e : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%v: f64, %ev: f64):
+      %d = arith.subf %v, %l : f64
+      %w = arith.mulf %ev, %half : f64
+      %n = arith.subf %d, %w : f64
+      soac.yield %n : f64
+    }
+    %m = soac.reduce ins(%next : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %t3 = arith.addf %a, %b : f64
+      soac.yield %t3 : f64
+    }
+    %sum = arith.addf %total, %m : f64
+    scf.yield %next, %sum : tensor<?xf64>, f64
+  }
+  return %r#0, %r#1 : tensor<?xf64>, f64
+}
+"""
+
 
 def floats(*shape, dtype=np.float64):
     return rng.standard_normal(shape).astype(dtype)
@@ -471,6 +535,8 @@ CASES = {
     "grad_matmul": (CONTRACTIONS, lambda n: (floats(n, 6), floats(6, 4), floats(n, 4))),
     "matmul_wide": (CONTRACTIONS, lambda n: (floats(n, 37), floats(37, 70))),
     "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),
+    "normalise": (SCALARS, lambda n: (floats(n),)),
+    "normalised_steps": (SCALARS, lambda n: (floats(n), 3)),
 }
 SIZES = [0, 1, 7, 1003, 300_001]
 

@@ -21,7 +21,7 @@ from soac import ptx
 from soac.compiler import GpuOptions, lower, public_functions
 from soac.runtime import abi, native
 
-from gpu_programs import CASES, LIBRARY, ROWS, SIZES, assert_same_results, interpreted
+from gpu_programs import CASES, LIBRARY, ROWS, SCALARS, SIZES, assert_same_results, interpreted
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
@@ -112,6 +112,30 @@ def test_benchmark_programs_run_in_device_memory(program):
     traced = jitted.trace(*args)
     accesses = host_buffer_accesses(lower(traced.module, options=GpuOptions(device_memory=True), only=traced.name))
     assert accesses == [], accesses
+
+
+def test_scalars_only_kernels_read_stay_on_the_gpu():
+    """In device memory each host read of a buffer is a copy that waits for
+    the stream. A reduce's total that only later kernels use (through host
+    arithmetic: log(total + 2)) is loaded by those kernels instead
+    (soac-sink-scalar-reads); a total a loop carries is still read by the
+    host. D-LSTM's time steps read only their term of the loss: its
+    softmax normaliser (the primal) and the reverse loop's scalars (the
+    gradient) stay on the GPU."""
+
+    def waits(module: ir.Module, name: str) -> int:
+        lowered = str(lower(module, options=GpuOptions(device_memory=True), only=name))
+        return lowered.count("llvm.call @soac_gpu_copy(")
+
+    with ir.Context():
+        module = soac.parse(SCALARS)
+        assert waits(module, "normalise") == 0
+        assert waits(module, "normalised_steps") == 1
+    lstm = importlib.import_module("lstm")
+    function, args = lstm.soac_version(*lstm.inputs(**lstm.SIZES["small"]))
+    for jitted in (soac.jit(function), soac.value_and_grad(function, argnums=tuple(lstm.WRT))):
+        traced = jitted.trace(*args)
+        assert waits(traced.module, traced.name) == 1
 
 
 def test_launches_give_their_stack_back():

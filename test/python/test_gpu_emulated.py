@@ -64,6 +64,8 @@ EMULATED_WITH_THREADS = {
     "matvec": 40,
     "row_cumsum": 40,
     "softmax_rows": 40,
+    "normalise": 1003,
+    "normalised_steps": 1003,
 }
 
 

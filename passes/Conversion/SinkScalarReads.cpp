@@ -1,0 +1,141 @@
+//===- SinkScalarReads.cpp - kernels read the scalars kernels wrote -------===//
+//
+// A reduce's total is written by a kernel into a buffer and read back by the
+// host. When only later kernels use it (directly, or through host scalar
+// arithmetic), each of them reads the buffer and redoes the arithmetic
+// instead, and the host never reads it: in device memory a host read is a
+// copy that waits for the stream (see Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace soac {
+#define GEN_PASS_DEF_SOACSINKSCALARREADS
+#include "passes/Conversion/Passes.h.inc"
+} // namespace soac
+
+using namespace mlir;
+
+namespace {
+
+bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
+
+/// Host arithmetic on scalars that a kernel can redo.
+bool isScalarArithmetic(Operation *op) {
+  return isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+         op->getNumRegions() == 0 && isPure(op) &&
+         llvm::all_of(op->getOperandTypes(), isScalar) &&
+         llvm::all_of(op->getResultTypes(), isScalar);
+}
+
+/// Whether nothing writes the buffer `load` reads once `load` has read it:
+/// a buffer allocated by the function, which the host only loads from, and
+/// which kernels write only in launches before `load` (in its block, or in
+/// ops of its block before it). Kernels run in the order they are launched,
+/// so a kernel launched after `load` reads what `load` reads.
+bool readsFinishedBuffer(memref::LoadOp load) {
+  auto alloc = load.getMemRef().getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return false;
+  Block *block = load->getBlock();
+  for (Operation *user : alloc->getUsers()) {
+    auto launch = user->getParentOfType<gpu::LaunchOp>();
+    if (!launch) {
+      if (!isa<memref::LoadOp>(user))
+        return false;
+      continue;
+    }
+    if (isa<memref::LoadOp>(user))
+      continue;
+    Operation *writer = block->findAncestorOpInBlock(*launch);
+    if (!writer || !writer->isBeforeInBlock(load))
+      return false;
+  }
+  return true;
+}
+
+/// `load` and the host arithmetic computed from it, when only kernels use
+/// what they compute; empty otherwise.
+SmallVector<Operation *> readOnlyByKernels(memref::LoadOp load) {
+  llvm::SetVector<Operation *> chain;
+  chain.insert(load);
+  for (size_t i = 0; i < chain.size(); ++i)
+    for (Operation *user : chain[i]->getUsers()) {
+      if (user->getParentOfType<gpu::LaunchOp>())
+        continue;
+      if (!isScalarArithmetic(user))
+        return {};
+      chain.insert(user);
+    }
+  return chain.takeVector();
+}
+
+/// The value `value` of `chain` has inside the kernel `builder` builds:
+/// `value`'s op cloned there after the ops it needs (once each).
+Value cloneInKernel(OpBuilder &builder, Value value,
+                    const llvm::SmallPtrSetImpl<Operation *> &chain,
+                    IRMapping &cloned) {
+  if (Value known = cloned.lookupOrNull(value))
+    return known;
+  Operation *op = value.getDefiningOp();
+  if (!op || !chain.contains(op))
+    return value; // a host value the kernel takes as an argument
+  for (Value operand : op->getOperands())
+    cloneInKernel(builder, operand, chain, cloned);
+  builder.clone(*op, cloned);
+  return cloned.lookup(value);
+}
+
+void sinkIntoKernels(ArrayRef<Operation *> chainOps) {
+  llvm::SmallPtrSet<Operation *, 8> chain(chainOps.begin(), chainOps.end());
+  // The kernels using the chain's values, each with the uses inside it.
+  llvm::MapVector<gpu::LaunchOp, SmallVector<OpOperand *>> uses;
+  for (Operation *op : chainOps)
+    for (OpOperand &use : op->getUses())
+      if (auto launch = use.getOwner()->getParentOfType<gpu::LaunchOp>())
+        uses[launch].push_back(&use);
+  for (auto &[launch, operands] : uses) {
+    OpBuilder builder = OpBuilder::atBlockBegin(&launch.getBody().front());
+    IRMapping cloned;
+    for (OpOperand *use : operands)
+      use->set(cloneInKernel(builder, use->get(), chain, cloned));
+  }
+  // The host ops now only use each other: each is erased once its users are.
+  SmallVector<Operation *> left(chainOps);
+  while (!left.empty()) {
+    auto unused = llvm::partition(
+        left, [](Operation *op) { return !op->use_empty(); });
+    assert(unused != left.end() && "a host use of a sunk scalar was left");
+    for (Operation *op : llvm::make_range(unused, left.end()))
+      op->erase();
+    left.erase(unused, left.end());
+  }
+}
+
+struct SinkScalarReadsPass
+    : soac::impl::SoacSinkScalarReadsBase<SinkScalarReadsPass> {
+  void runOnOperation() override {
+    SmallVector<memref::LoadOp> loads;
+    getOperation().walk([&](memref::LoadOp load) {
+      if (!load->getParentOfType<gpu::LaunchOp>() &&
+          isScalar(load.getType()) && readsFinishedBuffer(load))
+        loads.push_back(load);
+    });
+    for (memref::LoadOp load : loads) {
+      SmallVector<Operation *> chain = readOnlyByKernels(load);
+      if (!chain.empty() && !load->use_empty())
+        sinkIntoKernels(chain);
+    }
+  }
+};
+
+} // namespace
