@@ -573,8 +573,15 @@ def SoacSinkScalarReads
     }
     ```
 
-    A scalar the host itself needs (returned, carried by a loop, a loop's
-    bound) is still read by the host.
+    A scalar that an `scf.for` carries, when the body uses it only to
+    compute its next value from such loads and host arithmetic (a running
+    loss: `total + sum`), is carried in a buffer instead: a one-thread
+    kernel stores the initial value before the loop, another computes the
+    next value from the buffer at the end of each iteration, and the host
+    reads the buffer once, after the loop.
+
+    A scalar the host itself needs (returned from inside the loop, a
+    loop's bound, stored into a tensor) is still read by the host.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }

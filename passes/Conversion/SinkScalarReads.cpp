@@ -4,16 +4,21 @@
 // host. When only later kernels use it (directly, or through host scalar
 // arithmetic), each of them reads the buffer and redoes the arithmetic
 // instead, and the host never reads it: in device memory a host read is a
-// copy that waits for the stream (see Passes.td).
+// copy that waits for the stream (see Passes.td). A scalar that a loop
+// carries and updates from such totals (a running loss) is carried in a
+// buffer instead, updated by a kernel of one thread, and read once after the
+// loop.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Conversion/Passes.h"
+#include "passes/Conversion/SoacToGPU/Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -95,6 +100,19 @@ Value cloneInKernel(OpBuilder &builder, Value value,
   return cloned.lookup(value);
 }
 
+/// Erases `ops`, which only use each other now: each once its users are.
+void eraseUnused(ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> left(ops);
+  while (!left.empty()) {
+    auto unused = llvm::partition(
+        left, [](Operation *op) { return !op->use_empty(); });
+    assert(unused != left.end() && "a host use of a moved scalar was left");
+    for (Operation *op : llvm::make_range(unused, left.end()))
+      op->erase();
+    left.erase(unused, left.end());
+  }
+}
+
 void sinkIntoKernels(ArrayRef<Operation *> chainOps) {
   llvm::SmallPtrSet<Operation *, 8> chain(chainOps.begin(), chainOps.end());
   // The kernels using the chain's values, each with the uses inside it.
@@ -109,21 +127,108 @@ void sinkIntoKernels(ArrayRef<Operation *> chainOps) {
     for (OpOperand *use : operands)
       use->set(cloneInKernel(builder, use->get(), chain, cloned));
   }
-  // The host ops now only use each other: each is erased once its users are.
-  SmallVector<Operation *> left(chainOps);
-  while (!left.empty()) {
-    auto unused = llvm::partition(
-        left, [](Operation *op) { return !op->use_empty(); });
-    assert(unused != left.end() && "a host use of a sunk scalar was left");
-    for (Operation *op : llvm::make_range(unused, left.end()))
-      op->erase();
-    left.erase(unused, left.end());
+  eraseUnused(chainOps);
+}
+
+/// The host ops of `loop`'s body computing the value it yields for its
+/// scalar `carry` from `carry`, from loads of finished buffers and from host
+/// values, when nothing else uses them or `carry`; empty otherwise.
+SmallVector<Operation *> updateOnly(scf::ForOp loop, BlockArgument carry) {
+  Block *body = loop.getBody();
+  Value next = body->getTerminator()->getOperand(carry.getArgNumber() -
+                                                 loop.getNumInductionVars());
+  llvm::SetVector<Operation *> chain;
+  SmallVector<Value> pending{next};
+  while (!pending.empty()) {
+    Operation *op = pending.pop_back_val().getDefiningOp();
+    if (!op || op->getBlock() != body || chain.contains(op))
+      continue; // the carry, the induction variable or a value from before
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (!(load ? isScalar(load.getType()) && readsFinishedBuffer(load)
+               : isScalarArithmetic(op)))
+      return {};
+    chain.insert(op);
+    // A load's buffer and indices are host values the kernel takes.
+    if (!load)
+      llvm::append_range(pending, op->getOperands());
   }
+  if (chain.empty())
+    return {};
+  auto usedInChain = [&](OpOperand &use) {
+    return chain.contains(use.getOwner());
+  };
+  if (!llvm::all_of(carry.getUses(), usedInChain))
+    return {};
+  for (Operation *op : chain)
+    for (OpOperand &use : op->getUses())
+      if (!usedInChain(use) && !(use.get() == next &&
+                                 use.getOwner() == body->getTerminator()))
+        return {};
+  return chain.takeVector();
+}
+
+/// Carries `carry` in a buffer on the GPU: a one-thread kernel stores its
+/// initial value before `loop`, another computes `update` from it at the
+/// end of each iteration, and the host reads the buffer after the loop.
+void carryOnTheGpu(scf::ForOp loop, BlockArgument carry,
+                   ArrayRef<Operation *> update) {
+  using namespace soac::kernels;
+  unsigned position = carry.getArgNumber() - loop.getNumInductionVars();
+  Operation *yield = loop.getBody()->getTerminator();
+  Value next = yield->getOperand(position);
+  ImplicitLocOpBuilder host(loop.getLoc(), loop);
+  Value zero = indexConstant(host, 0);
+  Value one = indexConstant(host, 1);
+  Value buffer = memref::AllocOp::create(
+      host, MemRefType::get({ShapedType::kDynamic}, carry.getType()), one);
+  Value initial = loop.getInitArgs()[position];
+  auto store = [&](ImplicitLocOpBuilder &b, Value value) {
+    memref::StoreOp::create(b, value, buffer, ValueRange{zero});
+  };
+  Buffers none;
+  launchKernel(
+      host, one, {}, none,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &, ValueRange) {
+        store(b, initial);
+      },
+      /*blockSize=*/1);
+  ImplicitLocOpBuilder end(loop.getLoc(), yield);
+  llvm::SmallPtrSet<Operation *, 8> chain(update.begin(), update.end());
+  launchKernel(
+      end, one, {}, none,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &, ValueRange) {
+        IRMapping cloned;
+        cloned.map(carry, memref::LoadOp::create(b, buffer, ValueRange{zero}));
+        store(b, cloneInKernel(b, next, chain, cloned));
+      },
+      /*blockSize=*/1);
+  // The loop now carries `carry` unchanged (canonicalization drops it).
+  yield->setOperand(position, carry);
+  eraseUnused(update);
+  host.setInsertionPointAfter(loop);
+  Value final = memref::LoadOp::create(host, buffer, ValueRange{zero});
+  loop.getResult(position).replaceAllUsesWith(final);
 }
 
 struct SinkScalarReadsPass
     : soac::impl::SoacSinkScalarReadsBase<SinkScalarReadsPass> {
   void runOnOperation() override {
+    // Loop carries first: their updates' loads are then gone.
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (!loop->getParentOfType<gpu::LaunchOp>())
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops)
+      for (BlockArgument carry : loop.getRegionIterArgs()) {
+        if (!isScalar(carry.getType()))
+          continue;
+        SmallVector<Operation *> update = updateOnly(loop, carry);
+        if (llvm::any_of(update, [](Operation *op) {
+              return isa<memref::LoadOp>(op);
+            }))
+          carryOnTheGpu(loop, carry, update);
+      }
     SmallVector<memref::LoadOp> loads;
     getOperation().walk([&](memref::LoadOp load) {
       if (!load->getParentOfType<gpu::LaunchOp>() &&

@@ -43,6 +43,10 @@ def SoacSimplify : Pass<"soac-simplify", "mlir::ModuleOp"> {
     `reduce_by_index (+)` from zeros and another tensor becomes the
     histogram accumulated into that tensor. Derivatives produce many of
     these; `canonicalize` includes the same patterns among all others.
+    Besides those, an `scf.for` carries unchanged (and canonicalization then
+    drops) a value that nothing after the loop reads and that the body uses
+    only to compute its own next value with pure ops: the stack a loop's
+    forward sweep keeps of a carried value the reverse sweep never reads.
 
     ```mlir
     // before: the second result is unused, the second input unread

@@ -57,20 +57,32 @@ func.func @normaliser(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>) {
 
 // -----
 
-// In a loop: the normaliser is read by a kernel of the same step; the
-// step's term, which the loop carries, is still read by the host.
+// In a loop: the normaliser is read by a kernel of the same step, and the
+// loss the loop carries is carried in a buffer instead: a one-thread kernel
+// stores its initial value before the loop, another adds each step's term
+// at the end of the step, and the host reads it once, after the loop.
 // CHECK-LABEL: func.func @steps
-// CHECK: scf.for
+// CHECK: %[[CARRY:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[CARRY]]
+// CHECK: scf.for {{.*}} iter_args(%[[UNCHANGED:.*]] = %{{.*}}) -> (f32)
 // CHECK-NEXT: %[[NORMALISER:.*]] = memref.alloc
+// CHECK-NEXT: %[[TERM:.*]] = memref.alloc
 // CHECK: gpu.launch
 // CHECK: gpu.terminator
 // CHECK-NOT: memref.load %[[NORMALISER]]
 // CHECK: gpu.launch
 // CHECK-NEXT: memref.load %[[NORMALISER]][
 // CHECK: gpu.terminator
-// CHECK: %[[TERM:.*]] = memref.load
-// CHECK-NEXT: arith.addf %{{.*}}, %[[TERM]]
-// CHECK: scf.yield
+// CHECK-NOT: memref.load
+// CHECK: gpu.launch
+// CHECK: %[[TOTAL:.*]] = memref.load %[[CARRY]]
+// CHECK-NEXT: %[[ADDED:.*]] = memref.load %[[TERM]]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[TOTAL]], %[[ADDED]]
+// CHECK-NEXT: memref.store %[[SUM]], %[[CARRY]]
+// CHECK: scf.yield %[[UNCHANGED]]
+// CHECK: %[[FINAL:.*]] = memref.load %[[CARRY]]
+// CHECK-NEXT: return %[[FINAL]]
 func.func @steps(%x: memref<?xf32>, %n: index) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

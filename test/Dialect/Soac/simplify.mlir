@@ -54,3 +54,31 @@ func.func @invariant_rows(%x: tensor<?xf32>, %s: f32) -> tensor<?xf32> {
   }
   return %r : tensor<?xf32>
 }
+
+// A loop-carried stack that nothing after the loop reads, and that the body
+// only uses to build its own next value, is carried unchanged (reverse mode
+// stacks every carried value for the reverse sweep, also ones it never
+// reads); canonicalization then drops it. The stack the loop returns, and
+// one another carried value reads, stay.
+// CHECK-LABEL: func.func @dead_stack
+// CHECK: scf.for {{.*}} iter_args(%[[TOTAL:.*]] = %{{.*}}, %[[DEAD:.*]] = %{{.*}}, %[[KEPT:.*]] = %{{.*}}, %[[READ:.*]] = %{{.*}}, %[[SUM:.*]] = %{{.*}})
+// CHECK-NOT: tensor.insert %[[TOTAL]] into %[[DEAD]]
+// CHECK: tensor.insert %[[TOTAL]] into %[[KEPT]]
+// CHECK: %[[STACKED:.*]] = tensor.insert %[[TOTAL]] into %[[READ]]
+// CHECK: tensor.extract %[[STACKED]]
+// CHECK: scf.yield %{{.*}}, %[[DEAD]], %{{.*}}, %[[STACKED]], %{{.*}}
+func.func @dead_stack(%x: f64, %n: index, %s: tensor<?xf64>) -> (f64, tensor<?xf64>, f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %r:5 = scf.for %t = %c0 to %n step %c1 iter_args(%total = %zero, %dead = %s, %kept = %s, %read = %s, %sum = %zero) -> (f64, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, f64) {
+    %d = tensor.insert %total into %dead[%t] : tensor<?xf64>
+    %k = tensor.insert %total into %kept[%t] : tensor<?xf64>
+    %q = tensor.insert %total into %read[%t] : tensor<?xf64>
+    %e = tensor.extract %q[%c0] : tensor<?xf64>
+    %next = arith.addf %total, %x : f64
+    %sum2 = arith.addf %sum, %e : f64
+    scf.yield %next, %d, %k, %q, %sum2 : f64, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, f64
+  }
+  return %r#0, %r#2, %r#4 : f64, tensor<?xf64>, f64
+}
