@@ -626,6 +626,7 @@ class EmulatedGpu:
     """The GPU pipeline's kernels run on the CPU: indices checked,
     convert-soac-to-gpu (reduces and scans folded by at most 2 blocks), the
     kernels' checks lowered as for the GPU (soac-lower-kernel-checks), the
+    scalars kernels read moved into them (soac-sink-scalar-reads), the
     launches emulated (soac-emulate-gpu-launches), then the CPU pipeline
     (which finds no SOAC left and bufferizes and lowers the kernels' code)."""
 
@@ -634,7 +635,8 @@ class EmulatedGpu:
     def pipeline(self) -> str:
         return (
             "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-check-indices,"
-            "convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,canonicalize,cse,"
+            "convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,func.func(soac-sink-scalar-reads),"
+            "canonicalize,cse,"
             "soac-emulate-gpu-launches,soac-lower-to-cpu{openmp=false})"
         )
 

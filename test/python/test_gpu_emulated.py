@@ -13,14 +13,21 @@ most 2 folding blocks so that each block folds several tiles of rows.
 
 from __future__ import annotations
 
+import importlib
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 from mlir import ir
 
 import soac
-from soac.compiler import lower
+from soac.compiler import lower, public_functions, signature
+from soac.runtime import jit
 
 from gpu_programs import CASES, SIZES, EmulatedGpu, assert_same_results, emulated, interpreted
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench" / "adbench"))
 
 
 # The cases whose kernels all have independent threads.
@@ -98,3 +105,26 @@ def test_fold_blocks_must_be_positive():
 
     with ir.Context(), pytest.raises(soac.LoweringError, match="fold-blocks must be at least 1, not 0"):
         lower(soac.parse(source), options=NoBlocks(), only="sum")
+
+
+@pytest.mark.parametrize("derivative", [False, True], ids=["primal", "gradient"])
+def test_time_loops_compute_what_the_cpu_build_does(derivative):
+    """D-LSTM's time loop through the GPU pipeline, emulated: per step,
+    reduces folded by one block, the softmax normaliser read by the kernels
+    that use it, the running loss carried in a buffer a one-thread kernel
+    updates (soac-sink-scalar-reads). Five lanes, so that sizes are dynamic
+    as at ADBench's 14."""
+    lstm = importlib.import_module("lstm")
+    function, args = lstm.soac_version(*lstm.inputs(layers=2, c=6, b=5))
+    jitted = soac.value_and_grad(function, argnums=tuple(lstm.WRT)) if derivative else soac.jit(function)
+    expected = jitted(*args)
+    expected = (expected[0], *expected[1]) if derivative else (expected,)
+    traced = jitted.trace(*args)
+    with traced.module.context:
+        entry = signature(traced.name, public_functions(traced.module)[traced.name])
+        lowered = lower(traced.module, options=EmulatedGpu(), only=traced.name)
+        actual = jit.jit(lowered, [entry], openmp=True)[traced.name](*args)
+    actual = actual if isinstance(actual, tuple) else (actual,)
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-15)
