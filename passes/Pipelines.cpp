@@ -261,6 +261,8 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   pm.addPass(soac::createSoacExpandContractions(contractions));
   if (options.flatten)
     pm.addPass(soac::createSoacFlatten());
+  // A cheap map only gathered from is computed in its readers' kernels.
+  pm.addPass(soac::createSoacFuseGathers());
   addIndexChecks(pm, options.checkIndices);
 
   // soac -> kernels on buffers inside functions on tensors; a failed check

@@ -116,10 +116,9 @@ mergeableReaders(MapOp producer) {
 /// million elements took 6.7 ms materialized, 4.5-4.9 ms recomputed.)
 constexpr int64_t kMaxRecomputedOps = 16;
 
-/// Whether the body of `map` (nested maps included) only reads elements,
-/// splats and does at most kMaxRecomputedOps arithmetic ops: no math
-/// functions, no other SOACs.
-bool cheapToRecompute(MapOp map) {
+} // namespace
+
+bool soac::cheapToRecompute(MapOp map) {
   int64_t arithmetic = 0;
   WalkResult walk = map.getBody().walk([&](Operation *op) {
     if (isa<MapOp, YieldOp, tensor::DimOp, tensor::SplatOp, tensor::ExtractOp,
@@ -132,6 +131,8 @@ bool cheapToRecompute(MapOp map) {
   });
   return !walk.wasInterrupted();
 }
+
+namespace {
 
 /// The readers of `producer` that each get their own copy of it, in block
 /// order: SOACs reading a cheap map without side effects, of different

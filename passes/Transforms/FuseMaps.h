@@ -27,6 +27,12 @@ namespace soac {
 /// has happened (Conversion/SoacToLoops/LoweringOrder.h).
 bool waitsForMapFusion(MapOp producer);
 
+/// Whether the body of `map` (nested maps included) only reads elements,
+/// splats and does at most 16 arithmetic ops: no math functions, no other
+/// SOACs. Such a map costs less to recompute where it is read than to store
+/// and read back.
+bool cheapToRecompute(MapOp map);
+
 /// The patterns of soac-fuse-maps: sibling soac.map ops, and sibling
 /// soac.reduce ops, reading the same soac.map are merged; a soac.map read
 /// only by one soac.map is fused into it; a cheap soac.map read by SOACs of

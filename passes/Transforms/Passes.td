@@ -94,6 +94,35 @@ def SoacExpandContractions
                            "mlir::tensor::TensorDialect"];
 }
 
+def SoacFuseGathers : Pass<"soac-fuse-gathers", "mlir::ModuleOp"> {
+  let summary = "Compute a cheap map where its elements are gathered, instead of storing it";
+  let description = [{
+    A `soac.map` of vectors to vectors whose body is cheap (at most 16
+    arithmetic ops per element, reads of elements and splats: what
+    `soac-fuse-maps` recomputes per reader) and whose results are only read
+    by `tensor.extract` is removed: each extract reads the map's inputs at
+    its index and runs the map's body there. The GPU pipeline runs it, so
+    that such a map is no kernel of its own (D-LSTM's `sequence[t] *
+    extra[0]`, read lane by lane by the first layer's kernel, each time
+    step). It runs before `soac-check-indices`, which then checks the new
+    reads of the inputs.
+
+    ```mlir
+    %x = soac.map ins(%a, %b : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+    ^bb0(%u: f64, %v: f64):
+      %p = arith.mulf %u, %v : f64
+      soac.yield %p : f64
+    }
+    ... %e = tensor.extract %x[%j] : tensor<?xf64> ...
+    // becomes
+    ... %u = tensor.extract %a[%j] : tensor<?xf64>
+        %v = tensor.extract %b[%j] : tensor<?xf64>
+        %e = arith.mulf %u, %v : f64 ...
+    ```
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def SoacFuseMaps : Pass<"soac-fuse-maps", "mlir::ModuleOp"> {
   let summary = "Fuse maps into the one map reading them, merge the maps, or the reduces, that read the same map, and copy cheap maps per reader";
   let description = [{
