@@ -264,6 +264,9 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
   // A cheap map only gathered from is computed in its readers' kernels.
   pm.addPass(soac::createSoacFuseGathers());
   addIndexChecks(pm, options.checkIndices);
+  // A cheap map several SOACs read is computed in each reader's kernel
+  // (after the CSE of the index checks, which would merge the copies).
+  pm.addPass(soac::createSoacCopyCheapMaps());
 
   // soac -> kernels on buffers inside functions on tensors; a failed check
   // in a kernel is recorded, and stops the call after its launch.

@@ -28,17 +28,11 @@ using namespace soac;
 
 namespace {
 
-bool isVector(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.getRank() == 1;
-}
-
 /// A map of vectors to vectors, cheap and pure, read only by tensor.extract
 /// (and tensor.dim: its size is its inputs').
 bool gatheredOnly(MapOp map) {
-  if (map->use_empty() || !cheapToRecompute(map) || !isMemoryEffectFree(map) ||
-      !llvm::all_of(map.getInputs().getTypes(), isVector) ||
-      !llvm::all_of(map.getResultTypes(), isVector))
+  if (map->use_empty() || !cheapToRecompute(map) ||
+      !isMemoryEffectFree(map) || !mapsScalars(map))
     return false;
   bool nested = false;
   map.getBody().walk([&](MapOp) { nested = true; });

@@ -118,6 +118,15 @@ constexpr int64_t kMaxRecomputedOps = 16;
 
 } // namespace
 
+bool soac::mapsScalars(MapOp map) {
+  auto isVector = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getRank() == 1;
+  };
+  return llvm::all_of(map.getInputs().getTypes(), isVector) &&
+         llvm::all_of(map.getResultTypes(), isVector);
+}
+
 bool soac::cheapToRecompute(MapOp map) {
   int64_t arithmetic = 0;
   WalkResult walk = map.getBody().walk([&](Operation *op) {
@@ -140,12 +149,18 @@ namespace {
 /// kind are merged otherwise). Each copy then fuses into its reader, so no
 /// row of `producer` is stored. Empty when that does not apply. Gradients
 /// make the second case: the adjoint of x[1:] and x[:-1] adds one reader's
-/// rows into a tensor that the other then reads.
-SmallVector<Operation *> recomputingReaders(MapOp producer) {
+/// rows into a tensor that the other then reads. With `evenWhenMergeable`,
+/// a map of scalars is copied per reader whatever its readers (the GPU
+/// lowering, which does not merge SOACs, fuses each copy into its reader's
+/// kernel).
+SmallVector<Operation *> recomputingReaders(MapOp producer,
+                                            bool evenWhenMergeable = false) {
   SmallVector<Operation *> readers = rowReadersOf(producer);
   if (readers.size() < 2 || !isMemoryEffectFree(producer) ||
       !cheapToRecompute(producer))
     return {};
+  if (evenWhenMergeable)
+    return mapsScalars(producer) ? readers : SmallVector<Operation *>{};
   auto oneKind = [&](auto isKind) { return llvm::all_of(readers, isKind); };
   bool mergeable =
       (oneKind([](Operation *op) { return isa<MapOp>(op); }) ||
@@ -296,7 +311,10 @@ struct FuseIntoMap : OpRewritePattern<MapOp> {
 /// any of them is lowered.
 template <typename OpT>
 struct RecomputeForReaders : OpRewritePattern<OpT> {
-  using OpRewritePattern<OpT>::OpRewritePattern;
+  RecomputeForReaders(MLIRContext *context, PatternBenefit benefit,
+                      bool evenWhenMergeable)
+      : OpRewritePattern<OpT>(context, benefit),
+        evenWhenMergeable(evenWhenMergeable) {}
 
   LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
@@ -304,7 +322,8 @@ struct RecomputeForReaders : OpRewritePattern<OpT> {
       auto producer = operand.template getDefiningOp<MapOp>();
       if (!producer)
         continue;
-      SmallVector<Operation *> readers = recomputingReaders(producer);
+      SmallVector<Operation *> readers =
+          recomputingReaders(producer, evenWhenMergeable);
       if (readers.empty())
         continue;
       rewriter.setInsertionPoint(producer);
@@ -326,6 +345,8 @@ struct RecomputeForReaders : OpRewritePattern<OpT> {
     }
     return rewriter.notifyMatchFailure(op, "reads no map to recompute");
   }
+
+  bool evenWhenMergeable;
 };
 
 template <typename OpT>
@@ -384,11 +405,19 @@ bool soac::waitsForMapFusion(MapOp producer) {
          !recomputingReaders(producer).empty();
 }
 
+void soac::populateRecomputePerReaderPatterns(RewritePatternSet &patterns,
+                                              PatternBenefit benefit,
+                                              bool evenWhenMergeable) {
+  patterns.add<RecomputeForReaders<MapOp>, RecomputeForReaders<ReduceOp>,
+               RecomputeForReaders<ScanOp>, RecomputeForReaders<ScatterOp>,
+               RecomputeForReaders<ReduceByIndexOp>>(
+      patterns.getContext(), benefit, evenWhenMergeable);
+}
+
 void soac::populateMapFusionPatterns(RewritePatternSet &patterns,
                                      PatternBenefit benefit) {
-  patterns.add<MergeSiblings<MapOp>, MergeSiblings<ReduceOp>, FuseIntoMap,
-               RecomputeForReaders<MapOp>, RecomputeForReaders<ReduceOp>,
-               RecomputeForReaders<ScanOp>, RecomputeForReaders<ScatterOp>,
-               RecomputeForReaders<ReduceByIndexOp>>(patterns.getContext(),
-                                                     benefit);
+  patterns.add<MergeSiblings<MapOp>, MergeSiblings<ReduceOp>, FuseIntoMap>(
+      patterns.getContext(), benefit);
+  populateRecomputePerReaderPatterns(patterns, benefit,
+                                     /*evenWhenMergeable=*/false);
 }

@@ -27,6 +27,9 @@ namespace soac {
 /// has happened (Conversion/SoacToLoops/LoweringOrder.h).
 bool waitsForMapFusion(MapOp producer);
 
+/// Whether `map` maps vectors to vectors (its rows are scalars).
+bool mapsScalars(MapOp map);
+
 /// Whether the body of `map` (nested maps included) only reads elements,
 /// splats and does at most 16 arithmetic ops: no math functions, no other
 /// SOACs. Such a map costs less to recompute where it is read than to store
@@ -40,6 +43,14 @@ bool cheapToRecompute(MapOp map);
 /// patterns that would lower the ops involved.
 void populateMapFusionPatterns(mlir::RewritePatternSet &patterns,
                                mlir::PatternBenefit benefit = 1);
+
+/// Only the copying of cheap maps per reader (the last of those patterns).
+/// `evenWhenMergeable`: a map of scalars read by several SOACs is copied for
+/// each whatever they are, for a lowering that does not merge SOACs (the
+/// GPU's, which fuses each copy into its reader's kernel).
+void populateRecomputePerReaderPatterns(mlir::RewritePatternSet &patterns,
+                                        mlir::PatternBenefit benefit,
+                                        bool evenWhenMergeable);
 
 } // namespace soac
 

@@ -94,6 +94,34 @@ def SoacExpandContractions
                            "mlir::tensor::TensorDialect"];
 }
 
+def SoacCopyCheapMaps : Pass<"soac-copy-cheap-maps", "mlir::ModuleOp"> {
+  let summary = "Give a cheap map of scalars read by several SOACs a copy per reader";
+  let description = [{
+    A `soac.map` of vectors to vectors whose body is cheap (at most 16
+    arithmetic ops per element, reads of elements and splats) and which
+    several SOACs read row by row is copied once per reader, each copy
+    computing the results its reader reads. `soac-fuse-maps` does the same
+    only where it cannot merge the readers; the GPU lowering merges
+    nothing, and fuses a map into the one SOAC reading it, so each copy is
+    computed inside its reader's kernel and the map is no kernel of its
+    own (D-LSTM's output layer `h * w + b`, read by the softmax's sum and
+    by the loss, each time step). It runs right before
+    `convert-soac-to-gpu`: CSE would make the copies one again.
+
+    ```mlir
+    %y = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> { ... cheap ... }
+    %a = soac.reduce ins(%y : tensor<?xf32>) ...
+    %b = soac.map ins(%y : tensor<?xf32>) ...
+    // becomes one copy of %y per reader
+    %y0 = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> { ... }
+    %a = soac.reduce ins(%y0 : tensor<?xf32>) ...
+    %y1 = soac.map ins(%x : tensor<?xf32>) -> tensor<?xf32> { ... }
+    %b = soac.map ins(%y1 : tensor<?xf32>) ...
+    ```
+  }];
+  let dependentDialects = ["soac::SoacDialect"];
+}
+
 def SoacFuseGathers : Pass<"soac-fuse-gathers", "mlir::ModuleOp"> {
   let summary = "Compute a cheap map where its elements are gathered, instead of storing it";
   let description = [{

@@ -625,6 +625,7 @@ def interpreted(source: str, function: str, args):
 class EmulatedGpu:
     """The GPU pipeline's kernels run on the CPU: cheap maps only gathered
     from computed where they are read (soac-fuse-gathers), indices checked,
+    cheap maps read by several SOACs copied per reader (soac-copy-cheap-maps),
     convert-soac-to-gpu (reduces and scans folded by at most 2 blocks), the
     kernels' checks lowered as for the GPU (soac-lower-kernel-checks), the
     scalars kernels read moved into them (soac-sink-scalar-reads), the
@@ -636,7 +637,7 @@ class EmulatedGpu:
     def pipeline(self) -> str:
         return (
             "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-fuse-gathers,"
-            "soac-check-indices,convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,func.func(soac-sink-scalar-reads),"
+            "soac-check-indices,cse,soac-copy-cheap-maps,convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,func.func(soac-sink-scalar-reads),"
             "canonicalize,cse,"
             "soac-emulate-gpu-launches,soac-lower-to-cpu{openmp=false})"
         )

@@ -126,7 +126,7 @@ def test_scalars_only_kernels_read_stay_on_the_gpu():
     def host_reads_in_loops(module: ir.Module, name: str) -> int:
         copy = ir.Module.parse(str(module), module.context)
         pipeline = ("builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-fuse-gathers,soac-check-indices,"
-                    "convert-soac-to-gpu,soac-lower-kernel-checks,func.func(soac-sink-scalar-reads))")
+                    "cse,soac-copy-cheap-maps,convert-soac-to-gpu,soac-lower-kernel-checks,func.func(soac-sink-scalar-reads))")
         passmanager.PassManager.parse(pipeline, module.context).run(copy.operation)
         reads = []
 
