@@ -10,6 +10,7 @@
 
 #include "passes/Transforms/FuseMaps.h"
 #include "passes/Transforms/Passes.h"
+#include "passes/Utils/Bodies.h"
 #include "dialect/SoacOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -32,7 +33,7 @@ namespace {
 /// (and tensor.dim: its size is its inputs').
 bool gatheredOnly(MapOp map) {
   if (map->use_empty() || !cheapToRecompute(map) ||
-      !isMemoryEffectFree(map) || !mapsScalars(map))
+      !isMemoryEffectFree(map) || !hasScalarRows(map))
     return false;
   bool nested = false;
   map.getBody().walk([&](MapOp) { nested = true; });

@@ -118,15 +118,6 @@ constexpr int64_t kMaxRecomputedOps = 16;
 
 } // namespace
 
-bool soac::mapsScalars(MapOp map) {
-  auto isVector = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.getRank() == 1;
-  };
-  return llvm::all_of(map.getInputs().getTypes(), isVector) &&
-         llvm::all_of(map.getResultTypes(), isVector);
-}
-
 bool soac::cheapToRecompute(MapOp map) {
   int64_t arithmetic = 0;
   WalkResult walk = map.getBody().walk([&](Operation *op) {
@@ -160,7 +151,7 @@ SmallVector<Operation *> recomputingReaders(MapOp producer,
       !cheapToRecompute(producer))
     return {};
   if (evenWhenMergeable)
-    return mapsScalars(producer) ? readers : SmallVector<Operation *>{};
+    return hasScalarRows(producer) ? readers : SmallVector<Operation *>{};
   auto oneKind = [&](auto isKind) { return llvm::all_of(readers, isKind); };
   bool mergeable =
       (oneKind([](Operation *op) { return isa<MapOp>(op); }) ||

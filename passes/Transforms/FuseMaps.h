@@ -27,9 +27,6 @@ namespace soac {
 /// has happened (Conversion/SoacToLoops/LoweringOrder.h).
 bool waitsForMapFusion(MapOp producer);
 
-/// Whether `map` maps vectors to vectors (its rows are scalars).
-bool mapsScalars(MapOp map);
-
 /// Whether the body of `map` (nested maps included) only reads elements,
 /// splats and does at most 16 arithmetic ops: no math functions, no other
 /// SOACs. Such a map costs less to recompute where it is read than to store

@@ -31,6 +31,15 @@ SmallVector<Value> inlineBody(ImplicitLocOpBuilder &b, Region &body,
                              [&](Value v) { return mapping.lookupOrDefault(v); });
 }
 
+bool hasScalarRows(MapOp map) {
+  auto isVector = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getRank() == 1;
+  };
+  return llvm::all_of(map.getInputs().getTypes(), isVector) &&
+         llvm::all_of(map.getResultTypes(), isVector);
+}
+
 bool readsRowsOf(Operation *consumer, OpOperand &use) {
   if (isa<MapOp>(consumer))
     return true;

@@ -25,6 +25,9 @@ llvm::SmallVector<mlir::Value> inlineBody(mlir::ImplicitLocOpBuilder &b,
                                           mlir::ValueRange args,
                                           bool reassociate = false);
 
+/// True when `map` maps scalars to scalars (1-D inputs and results).
+bool hasScalarRows(MapOp map);
+
 /// Whether `consumer` reads operand `use` row by row, in order, at one index
 /// per iteration (a map producing it can be fused into `consumer`): any
 /// operand of a map, the inputs of a reduce or scan, the indices and values

@@ -44,14 +44,6 @@ LogicalResult checkScalarCode(Region &region, Operation *soacOp) {
   return failure(result.wasInterrupted());
 }
 
-bool hasScalarRows(MapOp map) {
-  auto rank1 = [](Type type) {
-    return cast<RankedTensorType>(type).getRank() == 1;
-  };
-  return llvm::all_of(map.getInputs().getTypes(), rank1) &&
-         llvm::all_of(map.getResultTypes(), rank1);
-}
-
 bool definedIn(MapOp map, Value value) {
   return map.getBody().isAncestor(value.getParentRegion());
 }

@@ -31,8 +31,6 @@ constexpr int64_t kWarpsPerBlock = kBlockSize / kWarpSize;
 mlir::LogicalResult checkScalarCode(mlir::Region &region,
                                     mlir::Operation *soacOp);
 
-/// True when `map` maps scalars to scalars (1-D inputs and results).
-bool hasScalarRows(MapOp map);
 /// True when `value` is defined inside `map`'s body (at any depth).
 bool definedIn(MapOp map, mlir::Value value);
 /// True when some op in `region` has a tensor result (a nested SOAC...).

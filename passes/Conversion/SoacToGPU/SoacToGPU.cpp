@@ -48,6 +48,7 @@
 #include "passes/Conversion/SoacToGPU/RowKernel.h"
 #include "passes/Conversion/SoacToGPU/SplitHistograms.h"
 #include "passes/Conversion/SoacToGPU/ThreadKernel.h"
+#include "passes/Utils/Bodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
