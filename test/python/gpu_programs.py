@@ -622,6 +622,15 @@ def interpreted(source: str, function: str, args):
         return soac.interpret(module, function, *args)
 
 
+# soac-lower-to-nvvm's passes up to kernels on buffers inside host code on
+# tensors (reduces and scans folded by at most 2 blocks).
+TO_KERNELS = (
+    "soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-fuse-gathers,soac-check-indices,cse,"
+    "soac-copy-cheap-maps,convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,"
+    "func.func(soac-sink-scalar-reads)"
+)
+
+
 class EmulatedGpu:
     """The GPU pipeline's kernels run on the CPU: cheap maps only gathered
     from computed where they are read (soac-fuse-gathers), indices checked,
@@ -635,12 +644,7 @@ class EmulatedGpu:
     TARGET = "cpu"
 
     def pipeline(self) -> str:
-        return (
-            "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-fuse-gathers,"
-            "soac-check-indices,cse,soac-copy-cheap-maps,convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,func.func(soac-sink-scalar-reads),"
-            "canonicalize,cse,"
-            "soac-emulate-gpu-launches,soac-lower-to-cpu{openmp=false})"
-        )
+        return f"builtin.module({TO_KERNELS},canonicalize,cse,soac-emulate-gpu-launches,soac-lower-to-cpu{{openmp=false}})"
 
 
 def emulated(source: str, function: str, options: EmulatedGpu | None = None):

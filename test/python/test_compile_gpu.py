@@ -21,7 +21,7 @@ from soac import ptx
 from soac.compiler import GpuOptions, lower, public_functions
 from soac.runtime import abi, native
 
-from gpu_programs import CASES, LIBRARY, ROWS, SCALARS, SIZES, assert_same_results, interpreted
+from gpu_programs import CASES, LIBRARY, ROWS, SCALARS, SIZES, TO_KERNELS, assert_same_results, interpreted
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
@@ -125,9 +125,7 @@ def test_scalars_only_kernels_read_stay_on_the_gpu():
 
     def host_reads_in_loops(module: ir.Module, name: str) -> int:
         copy = ir.Module.parse(str(module), module.context)
-        pipeline = ("builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-fuse-gathers,soac-check-indices,"
-                    "cse,soac-copy-cheap-maps,convert-soac-to-gpu,soac-lower-kernel-checks,func.func(soac-sink-scalar-reads))")
-        passmanager.PassManager.parse(pipeline, module.context).run(copy.operation)
+        passmanager.PassManager.parse(f"builtin.module({TO_KERNELS})", module.context).run(copy.operation)
         reads = []
 
         def visit(op):
