@@ -21,7 +21,11 @@ shared library compiled by soac can be loaded where MLIR is not installed (see
 Python calls each function through its packed interface
 ``_mlir__mlir_ciface_<name>(void **args)`` (a pointer to each argument of
 the C interface, the results' struct pointer first, then to a scalar
-result's storage): one array, whatever the number of arguments.
+result's storage): one array, whatever the number of arguments. Inside the
+soac package, a CPU call goes first to the C++ extension ``soac._calls``,
+which does the same for C-contiguous arrays of the declared dtypes and
+Python numbers, and hands back (untouched) any call it would have to
+convert or refuse.
 
 Code compiled for the GPU has the same ABI, on memory of its runtime library
 (``soac_gpu_alloc`` / ``soac_gpu_free``). Numpy arguments are copied into
@@ -65,6 +69,11 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"))
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.free.restype = None
 
+
+try:  # inside the soac package: the common CPU call in C++ (soac/_ext/Calls.cpp)
+    from .. import _calls as _fast_calls
+except ImportError:  # the standalone copy, or a build without the extension
+    _fast_calls = None
 
 try:  # inside the soac package, argument errors are soac.Errors too
     from ..errors import Error as _SoacError
@@ -190,8 +199,41 @@ class CheckedCalls:
         ``arguments`` (:class:`_PackedArguments`)."""
         message = self._call(packed, arguments)
         if message:
-            error = _FAILURES.get(self._kind(), ExecutionError)
-            raise error(f"{function}: {message.decode(errors='replace')}")
+            self.fail(function, message)
+
+    def fail(self, function: str, message: bytes) -> None:
+        """Raises the error of the failed check of a call of ``function``
+        that returned ``message``."""
+        error = _FAILURES.get(self._kind(), ExecutionError)
+        raise error(f"{function}: {message.decode(errors='replace')}")
+
+    def fast_plan(self, signature: Signature, packed: int) -> Any:
+        """The C++ call of a function of ``signature`` at ``packed``
+        (``_calls.Plan``), or None where there is no extension or a dtype it
+        does not take (float16, passed as its bits)."""
+        values = (*signature.args, *signature.results)
+        if _fast_calls is None or any(v.dtype not in _FAST_DTYPES for v in values):
+            return None
+
+        def spec(value: ValueSpec) -> tuple:
+            dtype = value.numpy_dtype
+            return (value.is_tensor, dtype.kind, dtype.itemsize, value.shape, dtype, dtype.type)
+
+        def address(function: Any) -> int:
+            return ctypes.cast(function, ctypes.c_void_p).value
+
+        return _fast_calls.Plan(
+            address(self._call), packed, address(self.free),
+            [spec(a) for a in signature.args], [spec(r) for r in signature.results],
+            np.ndarray, np.zeros, functools.partial(np.array, copy=True),
+            functools.partial(self.fail, signature.name), _DECLINED,
+        )
+
+
+# What a call of ``_calls.Plan`` returns when abi.py must make it.
+_DECLINED = object()
+# The dtypes ``_calls.Plan`` takes.
+_FAST_DTYPES = frozenset(("float32", "float64", "int8", "int16", "int32", "int64", "bool"))
 
 
 class _PackedArguments:
@@ -449,6 +491,7 @@ class CompiledFunction:
             fields = [(f"r{i}", _ctype(r)) for i, r in enumerate(signature.results)]
             self._result_struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
         self._layout = _packed_layout(signature.args, bool(signature.results), self._result_struct is not None)
+        self._fast = checked.fast_plan(signature, packed) if checked is not None and gpu is None else None
 
     def __call__(self, *args: Any, device_results: bool = False, stream: Any = None) -> Any:
         """The results of the function on ``args``.
@@ -460,6 +503,10 @@ class CompiledFunction:
         ``stream`` (an int ``CUstream``, or an object with ``__cuda_stream__``,
         ``cuda_stream`` or ``ptr``) is the stream its kernels run on; by
         default, one the runtime created."""
+        if self._fast is not None and not device_results and stream is None:
+            results = self._fast(*args)
+            if results is not _DECLINED:
+                return results
         spec = self.signature
         if len(args) != len(spec.args):
             raise ArgumentError(f"{spec.name} takes {len(spec.args)} arguments, got {len(args)}")
