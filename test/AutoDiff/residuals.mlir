@@ -1,7 +1,10 @@
 // A map's run in the forward code also yields, per row, the values of its
 // body's math functions; the adjoint map reads them instead of computing them
 // again (a value the body yields anyway is kept as that result). What the
-// adjoint does not read is dropped by canonicalize.
+// adjoint does not read is dropped by canonicalize. Each function squares
+// its map's result, so that the result's adjoint reads the result and the
+// map runs in the forward code (else its adjoint map computes it once:
+// results-from-adjoint.mlir).
 // RUN: soac-opt %s --soac-autodiff --canonicalize --cse --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func private @gate__vjp_wrt_0(
@@ -10,10 +13,11 @@
 // CHECK: %[[E:.*]] = math.exp
 // CHECK: %[[T:.*]] = math.tanh
 // CHECK: soac.yield %[[T]], %[[E]] : f64, f64
-// CHECK: %[[ADJ:.*]] = soac.map ins(%[[C]], %[[FWD]]#1, %[[FWD]]#0 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+// CHECK: %[[SQ:.*]]:2 = soac.map ins(%[[FWD]]#0, %[[C]] :
+// CHECK: %[[ADJ:.*]] = soac.map ins(%[[SQ]]#0, %[[FWD]]#1, %[[FWD]]#0 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
 // CHECK-NOT: math.
 // CHECK: soac.yield
-// CHECK: return %[[FWD]]#0, %[[ADJ]]
+// CHECK: return %[[SQ]]#1, %[[ADJ]]
 func.func @gate(%x: tensor<?xf64>) -> tensor<?xf64> {
   %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
   ^bb0(%v: f64):
@@ -25,7 +29,12 @@ func.func @gate(%x: tensor<?xf64>) -> tensor<?xf64> {
     %t = math.tanh %s : f64
     soac.yield %t : f64
   }
-  return %r : tensor<?xf64>
+  %sq = soac.map ins(%r : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%q: f64):
+    %p = arith.mulf %q, %q : f64
+    soac.yield %p : f64
+  }
+  return %sq : tensor<?xf64>
 }
 func.func @d_gate(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
   %r:2 = soac.vjp @gate(%x, %c) : (tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
@@ -42,7 +51,8 @@ func.func @d_gate(%x: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
 // CHECK: math.exp
 // CHECK: math.log
 // CHECK: soac.yield %{{.*}}, %{{.*}} : f64, f64
-// CHECK: soac.map ins(%{{.*}}, %[[FWD]]#1 :
+// CHECK: %[[SQ:.*]]:2 = soac.map ins(%[[FWD]]#0,
+// CHECK: soac.map ins(%{{.*}}, %[[SQ]]#0, %[[FWD]]#1 :
 // CHECK-NOT: math.
 // CHECK: soac.yield
 // CHECK: return
@@ -55,7 +65,12 @@ func.func @scaled(%x: tensor<?xf64>, %w: tensor<?xf64>) -> tensor<?xf64> {
     %s = arith.addf %m, %l : f64
     soac.yield %s : f64
   }
-  return %r : tensor<?xf64>
+  %sq = soac.map ins(%r : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%q: f64):
+    %p = arith.mulf %q, %q : f64
+    soac.yield %p : f64
+  }
+  return %sq : tensor<?xf64>
 }
 func.func @d_scaled(%x: tensor<?xf64>, %w: tensor<?xf64>, %c: tensor<?xf64>) -> tensor<?xf64> {
   %r:2 = soac.vjp @scaled(%x, %w, %c) wrt [0] : (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>)
@@ -73,9 +88,10 @@ func.func @d_scaled(%x: tensor<?xf64>, %w: tensor<?xf64>, %c: tensor<?xf64>) -> 
 // CHECK: math.exp
 // CHECK: %[[L:.*]] = math.log
 // CHECK: soac.yield %[[L]], %[[E]] : f64, tensor<?xf64>
-// CHECK: soac.map ins(%{{.*}}, %[[FWD]]#1 : tensor<?xf64>, tensor<?x?xf64>)
+// CHECK: %[[SQ:.*]]:2 = soac.map ins(%[[FWD]]#0,
+// CHECK: soac.map ins(%[[SQ]]#0, %[[FWD]]#1 : tensor<?xf64>, tensor<?x?xf64>)
 // CHECK-NOT: math.
-// CHECK: return %[[FWD]]#0,
+// CHECK: return %[[SQ]]#1,
 func.func @log_sum_exp(%x: tensor<?x?xf64>) -> tensor<?xf64> {
   %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
   ^bb0(%row: tensor<?xf64>):
@@ -93,7 +109,12 @@ func.func @log_sum_exp(%x: tensor<?x?xf64>) -> tensor<?xf64> {
     %l = math.log %s : f64
     soac.yield %l : f64
   }
-  return %r : tensor<?xf64>
+  %sq = soac.map ins(%r : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%q: f64):
+    %p = arith.mulf %q, %q : f64
+    soac.yield %p : f64
+  }
+  return %sq : tensor<?xf64>
 }
 func.func @d_log_sum_exp(%x: tensor<?x?xf64>, %c: tensor<?xf64>) -> tensor<?x?xf64> {
   %r:2 = soac.vjp @log_sum_exp(%x, %c) : (tensor<?x?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>)

@@ -23,16 +23,20 @@ func.func @grad_square(%x: f32) -> f32 {
 // -----
 
 // map: the adjoint map re-executes the body per row; the free scalar %w gets a
-// per-row contribution summed by a reduce.
+// per-row contribution summed by a reduce. The result's adjoint (the
+// cotangent) does not depend on the result, so the adjoint map yields the
+// result too and the forward code runs no map (Engine/ResultsFromAdjoint.h).
 // CHECK-LABEL: func.func private @scaled__vjp_wrt_0_1(
 // CHECK-SAME: %[[X:.*]]: tensor<?xf64>, %[[W:.*]]: f64, %[[C:.*]]: tensor<?xf64>)
-// CHECK: %[[ADJ:.*]]:2 = soac.map ins(%[[X]], %[[C]] : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64>
+// CHECK-NOT: soac.map
+// CHECK: %[[ADJ:.*]]:3 = soac.map ins(%[[X]], %[[C]] : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f64, %[[CV:.*]]: f64):
+// CHECK-DAG: %[[Y:.*]] = arith.mulf %[[V]], %[[W]] : f64
 // CHECK-DAG: %[[DX:.*]] = arith.mulf %[[CV]], %[[W]] : f64
 // CHECK-DAG: %[[DW:.*]] = arith.mulf %[[CV]], %[[V]] : f64
-// CHECK: soac.yield %[[DX]], %[[DW]] : f64, f64
+// CHECK: soac.yield %[[DX]], %[[DW]], %[[Y]] : f64, f64, f64
 // CHECK: %[[SUM:.*]] = soac.reduce ins(%[[ADJ]]#1 : tensor<?xf64>)
-// CHECK: return %{{.*}}, %[[ADJ]]#0, %[[SUM]]
+// CHECK: return %[[ADJ]]#2, %[[ADJ]]#0, %[[SUM]]
 func.func @scaled(%x: tensor<?xf64>, %w: f64) -> tensor<?xf64> {
   %r = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
   ^bb0(%v: f64):
@@ -52,7 +56,9 @@ func.func @d_scaled(%x: tensor<?xf64>, %w: f64, %c: tensor<?xf64>) -> (tensor<?x
 // scattered by reduce_by_index (+) into zeros; never a dense tensor per row.
 // Here the per-read map yields its value unchanged, and canonicalize
 // forwards it: the scatter reads the cotangent directly, and the indices as
-// the read checks them (a gradient fails where its primal does).
+// the read checks them (a gradient fails where its primal does). The gather
+// keeps its forward run: an adjoint map that also yielded the result would
+// store its reads' batches rather than scatter them row by row.
 // CHECK-LABEL: func.func private @gather__vjp_wrt_0(
 // CHECK-SAME: %[[X:.*]]: tensor<?xf64>, %[[IDX:.*]]: tensor<?xindex>, %[[C:.*]]: tensor<?xf64>)
 // CHECK: %[[CHECKED:.*]] = soac.map ins(%[[IDX]] : tensor<?xindex>) -> tensor<?xindex>

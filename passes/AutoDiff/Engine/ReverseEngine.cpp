@@ -5,6 +5,7 @@
 #include "passes/AutoDiff/Interfaces/Builders.h"
 #include "passes/AutoDiff/Engine/CustomRules.h"
 #include "passes/AutoDiff/Engine/LaneChunks.h"
+#include "passes/AutoDiff/Engine/ResultsFromAdjoint.h"
 #include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -355,6 +356,8 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
   scope.setMixedMode(mixedMode);
   scope.setWidth(width);
+  if (width == 1 && !mixedMode)
+    scope.setResultsFromAdjoint(mapsWithValueFreeAdjoints(function, activity));
   size_t numArgs = function.getFunctionType().getNumInputs();
   for (auto [original, arg] :
        llvm::zip(body.getArguments(), entry->getArguments().take_front(numArgs)))
@@ -377,6 +380,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
       returned.push_back(scope.adjointOrZero(function.getArgument(position)));
     }
   func::ReturnOp::create(b, returned);
+  takeResultsFromAdjoints(*entry, scope.recomputedResults());
   return vjp;
 }
 

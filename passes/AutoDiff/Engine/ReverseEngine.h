@@ -18,6 +18,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include "passes/AutoDiff/Engine/SparseAdjoints.h"
 #include "passes/AutoDiff/Interfaces/ReverseModeOpInterface.h"
@@ -170,6 +171,26 @@ public:
   /// The return sweep over the ops of `block`, last to first.
   mlir::LogicalResult sweep(mlir::Block &block);
 
+  /// The maps of the function body whose adjoint maps also yield their
+  /// results (ResultsFromAdjoint.h): their forward run keeps no residuals.
+  void setResultsFromAdjoint(llvm::SmallPtrSet<mlir::Operation *, 4> maps) {
+    fromAdjoint = std::move(maps);
+  }
+  bool resultsFromAdjoint(mlir::Operation *original) const {
+    return parent ? parent->resultsFromAdjoint(original)
+                  : fromAdjoint.contains(original);
+  }
+  /// Records that `recomputed`, yielded by an adjoint map, is `forward`, a
+  /// result of the forward code (for takeResultsFromAdjoints).
+  void recomputedByAdjoint(mlir::Value forward, mlir::Value recomputed) {
+    if (parent)
+      return parent->recomputedByAdjoint(forward, recomputed);
+    recomputedPairs.push_back({forward, recomputed});
+  }
+  llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> recomputedResults() const {
+    return recomputedPairs;
+  }
+
   /// Adjoints of the free values, accumulated by this scope (in first-use
   /// order), and the sparse ones.
   const llvm::MapVector<mlir::Value, mlir::Value> &outerAdjoints() const {
@@ -196,6 +217,8 @@ private:
   llvm::MapVector<mlir::Value, mlir::Value> outer;
   llvm::SmallVector<SparseAdjoint> sparse;
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<Residual>> kept;
+  llvm::SmallPtrSet<mlir::Operation *, 4> fromAdjoint;
+  llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> recomputedPairs;
 };
 
 /// A function generated next to `function` for one of its derivatives,

@@ -87,7 +87,10 @@ void reexecuteOf(MapOp map, AdjointBuilder &a) {
   Block &body = map.getBody().front();
   Operation *yield = body.getTerminator();
   SmallVector<Value> kept;
-  if (llvm::any_of(map.getResults(), [&](Value r) { return a.isActive(r); }))
+  // A map whose adjoint map yields its results keeps nothing: that map
+  // computes the body once (Engine/ResultsFromAdjoint.h).
+  if (llvm::any_of(map.getResults(), [&](Value r) { return a.isActive(r); }) &&
+      !a.resultsFromAdjoint(map))
     for (Operation &op : body.without_terminator())
       if (isWorthKeeping(op, body))
         for (Value result : op.getResults())
@@ -159,11 +162,14 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
     }
   // And the values of the body that the forward run yielded or kept: read,
   // not computed again (what the sweep does not read is dropped later).
+  // Unless the adjoint map yields the results itself, and the forward run
+  // is then dropped.
+  bool yieldsResults = a.resultsFromAdjoint(map);
   SmallVector<Residual> residuals(a.residuals(map));
   for (auto [result, yielded] :
        llvm::zip(map.getResults(), body.getTerminator()->getOperands()))
     if (Operation *def = yielded.getDefiningOp();
-        def && def->getBlock() == &body)
+        def && def->getBlock() == &body && !yieldsResults)
       residuals.push_back({yielded, a.primal(result)});
   for (const Residual &residual : residuals)
     inputs.push_back(residual.rows);
@@ -219,6 +225,9 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
           yielded.push_back(read.index);
           yielded.push_back(read.value);
         }
+        if (yieldsResults)
+          for (Value result : body.getTerminator()->getOperands())
+            yielded.push_back(scope.primal(result));
         return yielded;
       });
   if (failedSweep)
@@ -238,6 +247,9 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
     read.batch.insert(read.batch.begin(), rowsOfMap);
     a.accumulateSparse(read.tensor, indices, values, std::move(read.batch));
   }
+  if (yieldsResults)
+    for (Value result : map.getResults())
+      a.recomputedByAdjoint(a.primal(result), *next++);
   return success();
 }
 

@@ -1,0 +1,150 @@
+//===- ResultsFromAdjoint.cpp - a map's results from its adjoint map ------===//
+#include "passes/AutoDiff/Engine/ResultsFromAdjoint.h"
+
+#include "dialect/SoacOps.h"
+#include "passes/AutoDiff/Engine/ReverseEngine.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace soac::autodiff {
+namespace {
+
+/// A reduce of scalars by `+` alone: its adjoint replicates its seed,
+/// whatever it summed.
+bool isScalarSum(ReduceOp reduce) {
+  if (reduce.getInputs().size() != 1 ||
+      !isa<FloatType>(reduce.getInits()[0].getType()))
+    return false;
+  Block &body = reduce.getBody().front();
+  auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
+                                         .getDefiningOp());
+  return add && &body.front() == add.getOperation() &&
+         llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
+         llvm::is_contained(add->getOperands(), body.getArgument(1));
+}
+
+/// Whether the adjoints of the operands of `user` (in the function body) do
+/// not read the values of its operands: a sum, an addition, a subtraction,
+/// a negation.
+bool adjointIgnoresOperands(Operation *user) {
+  if (auto reduce = dyn_cast<ReduceOp>(user))
+    return isScalarSum(reduce);
+  return isa<arith::AddFOp, arith::SubFOp, arith::NegFOp>(user);
+}
+
+/// Where a map reads `forward` (a result of map `producer`) only for its
+/// outer size (a sum's replicated seed), it reads the producer's first input
+/// instead, which has that size, so that it no longer waits for `forward`.
+void readSizeFromProducer(Value forward) {
+  auto producer = forward.getDefiningOp<MapOp>();
+  if (!producer)
+    return;
+  Value input = producer.getInputs()[0];
+  for (OpOperand &use : llvm::make_early_inc_range(forward.getUses())) {
+    auto map = dyn_cast<MapOp>(use.getOwner());
+    if (!map || map->getBlock() != producer->getBlock())
+      continue;
+    BlockArgument row =
+        map.getBody().front().getArgument(use.getOperandNumber());
+    if (!row.use_empty())
+      continue;
+    use.set(input);
+    auto type = cast<RankedTensorType>(input.getType());
+    row.setType(type.getRank() == 1
+                    ? type.getElementType()
+                    : RankedTensorType::get(type.getShape().drop_front(),
+                                            type.getElementType()));
+  }
+}
+
+/// Whether `map`'s body reads an active tensor of its scope at computed
+/// indices. Its adjoint map then yields the reads' (index, value) batches,
+/// which its lowering scatters row by row only while the map yields nothing
+/// else: a result more would store the batches (rows × reads of memory).
+bool readsActiveTensorsAtIndices(MapOp map, const Activity &activity) {
+  return map.getBody()
+      .walk([&](Operation *op) {
+        if (!isa<tensor::ExtractOp, tensor::ExtractSliceOp>(op))
+          return WalkResult::advance();
+        Value source = op->getOperand(0);
+        bool outer = !map->isAncestor(source.getParentRegion()->getParentOp());
+        return outer && activity.isActive(source) ? WalkResult::interrupt()
+                                                  : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+} // namespace
+
+llvm::SmallPtrSet<Operation *, 4>
+mapsWithValueFreeAdjoints(func::FuncOp function, const Activity &activity) {
+  Block &body = function.getBody().front();
+  llvm::SmallPtrSet<Operation *, 4> maps;
+  for (auto map : body.getOps<MapOp>()) {
+    if (llvm::none_of(map.getResults(),
+                      [&](Value r) { return activity.isActive(r); }) ||
+        readsActiveTensorsAtIndices(map, activity))
+      continue;
+    SmallVector<Value> worklist(map.getResults());
+    bool valueFree = true;
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (valueFree && !worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (user == body.getTerminator())
+          continue;
+        if (user->getBlock() != &body || !adjointIgnoresOperands(user)) {
+          valueFree = false;
+          break;
+        }
+        if (seen.insert(user).second)
+          llvm::append_range(worklist, user->getResults());
+      }
+    }
+    if (valueFree)
+      maps.insert(map);
+  }
+  return maps;
+}
+
+void takeResultsFromAdjoints(Block &body,
+                             ArrayRef<std::pair<Value, Value>> pairs) {
+  Operation *terminator = body.getTerminator();
+  for (auto [forward, fromAdjoint] : pairs) {
+    readSizeFromProducer(forward);
+    // What uses the forward value, up to the return: pure ops of the body,
+    // read by nothing else.
+    llvm::SetVector<Operation *> users;
+    SmallVector<Value> worklist{forward};
+    bool movable = true;
+    while (movable && !worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (user == terminator)
+          continue;
+        if (user->getBlock() != &body || !isMemoryEffectFree(user)) {
+          movable = false;
+          break;
+        }
+        if (users.insert(user))
+          llvm::append_range(worklist, user->getResults());
+      }
+    }
+    if (!movable || users.contains(fromAdjoint.getDefiningOp()))
+      continue;
+    SmallVector<Operation *> inOrder(users.begin(), users.end());
+    llvm::sort(inOrder, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    for (Operation *user : inOrder)
+      user->moveBefore(terminator);
+    forward.replaceAllUsesWith(fromAdjoint);
+  }
+}
+
+} // namespace soac::autodiff
