@@ -1,5 +1,6 @@
-// A map whose results only sums, additions, subtractions and negations use,
-// up to the return, has adjoints that do not depend on its results: its
+// A map whose results only sums, additions, subtractions, negations, and
+// products with or divisions by inactive values use, up to the return, has
+// adjoints that do not depend on its results: its
 // adjoint map re-executes the body anyway, so it yields the results too, and
 // the map does not run in the forward code (Engine/ResultsFromAdjoint.h). A
 // map whose results something reads by value keeps its forward run.
@@ -86,6 +87,43 @@ func.func @d_log_likelihood(%x: tensor<?x?xf64>, %c: f64) -> (f64, tensor<?x?xf6
 
 // -----
 
+// A mean: the sum divided by the number of rows, halved. One map.
+// CHECK-LABEL: func.func private @mean__vjp_wrt_0(
+// CHECK-NOT: soac.map
+// CHECK: %[[BOTH:.*]]:2 = soac.map ins(%{{.*}} : tensor<?xf64>) -> tensor<?xf64>, tensor<?xf64>
+// CHECK-NOT: soac.map
+// CHECK: %[[SUM:.*]] = soac.reduce ins(%[[BOTH]]#1 : tensor<?xf64>)
+// CHECK: %[[MEAN:.*]] = arith.divf %[[SUM]], %{{.*}} : f64
+// CHECK: %[[HALF:.*]] = arith.mulf %[[MEAN]], %{{.*}} : f64
+// CHECK: return %[[HALF]], %[[BOTH]]#0
+func.func @mean(%x: tensor<?xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %half = arith.constant 0.5 : f64
+  %c0 = arith.constant 0 : index
+  %terms = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %e = math.exp %v : f64
+    soac.yield %e : f64
+  }
+  %s = soac.reduce ins(%terms : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %c: f64):
+    %t = arith.addf %a, %c : f64
+    soac.yield %t : f64
+  }
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %ni = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %ni : i64 to f64
+  %mean = arith.divf %s, %nf : f64
+  %halved = arith.mulf %mean, %half : f64
+  return %halved : f64
+}
+func.func @d_mean(%x: tensor<?xf64>, %c: f64) -> (f64, tensor<?xf64>) {
+  %r:2 = soac.vjp @mean(%x, %c) : (tensor<?xf64>, f64) -> (f64, tensor<?xf64>)
+  return %r#0, %r#1 : f64, tensor<?xf64>
+}
+
+// -----
+
 // Results read by value keep the forward run: the residuals squared (their
 // adjoint is 2r·c̄), the largest term (its adjoint is where the maximum is),
 // a term read inside another map's body. The squares, only summed, come
@@ -134,4 +172,34 @@ func.func @read_by_value(%x: tensor<?xf64>, %y: tensor<?xf64>) -> (f64, f64, ten
 func.func @d_read_by_value(%x: tensor<?xf64>, %y: tensor<?xf64>, %c: f64, %d: f64, %e: tensor<?xf64>) -> tensor<?xf64> {
   %r:4 = soac.vjp @read_by_value(%x, %y, %c, %d, %e) wrt [0] : (tensor<?xf64>, tensor<?xf64>, f64, f64, tensor<?xf64>) -> (f64, f64, tensor<?xf64>, tensor<?xf64>)
   return %r#3 : tensor<?xf64>
+}
+
+// -----
+
+// A sum multiplied by an active value, or by itself: the other factor's
+// adjoint reads the sum, so the map runs in the forward code.
+// CHECK-LABEL: func.func private @weighted__vjp_wrt_0_1(
+// CHECK: %[[TERMS:.*]] = soac.map ins(%{{.*}} : tensor<?xf64>) -> tensor<?xf64> {
+// CHECK: math.exp
+// CHECK: soac.reduce ins(%[[TERMS]] : tensor<?xf64>)
+// CHECK: return
+func.func @weighted(%x: tensor<?xf64>, %b: f64) -> (f64, f64) {
+  %zero = arith.constant 0.0 : f64
+  %terms = soac.map ins(%x : tensor<?xf64>) -> tensor<?xf64> {
+  ^bb0(%v: f64):
+    %e = math.exp %v : f64
+    soac.yield %e : f64
+  }
+  %s = soac.reduce ins(%terms : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %c: f64):
+    %t = arith.addf %a, %c : f64
+    soac.yield %t : f64
+  }
+  %weighted = arith.mulf %s, %b : f64
+  %squared = arith.mulf %s, %s : f64
+  return %weighted, %squared : f64, f64
+}
+func.func @d_weighted(%x: tensor<?xf64>, %b: f64, %c: f64, %d: f64) -> tensor<?xf64> {
+  %r:4 = soac.vjp @weighted(%x, %b, %c, %d) : (tensor<?xf64>, f64, f64, f64) -> (f64, f64, tensor<?xf64>, f64)
+  return %r#2 : tensor<?xf64>
 }

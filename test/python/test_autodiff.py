@@ -769,3 +769,25 @@ def test_gather_of_elements_of_a_matrix_and_its_second_derivative():
     x = rng.standard_normal((5, 3))
     check_vjp(GATHERS_2D, "first_columns", [x])
     check_vjp(GATHERS_2D, "first_columns_vjp", [x, rng.standard_normal(5)], wrt=[0])
+
+
+# The programs of test/AutoDiff/results-from-adjoint.mlir: maps whose adjoint
+# map also yields their results (the forward run dropped), and maps whose
+# results are read by value (the forward run kept). The values come from
+# the adjoint map there: both are checked.
+RESULTS_FROM_ADJOINT = (pathlib.Path(__file__).resolve().parents[1] / "AutoDiff" / "results-from-adjoint.mlir").read_text()
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [
+        ("loss", lambda: [rng.standard_normal(7), 0.25]),
+        ("log_likelihood", lambda: [rng.standard_normal((5, 4))]),
+        ("mean", lambda: [rng.standard_normal(6)]),
+        ("read_by_value", lambda: [rng.standard_normal(5), rng.standard_normal(5)]),
+        ("weighted", lambda: [rng.standard_normal(4), 1.5]),
+    ],
+)
+def test_maps_whose_adjoint_yields_their_results(function, args):
+    source = "\n".join(part for part in RESULTS_FROM_ADJOINT.split("// -----") if f"@{function}(" in part)
+    check_vjp(source, function, args())

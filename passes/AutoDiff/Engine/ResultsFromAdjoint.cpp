@@ -28,12 +28,22 @@ bool isScalarSum(ReduceOp reduce) {
          llvm::is_contained(add->getOperands(), body.getArgument(1));
 }
 
-/// Whether the adjoints of the operands of `user` (in the function body) do
-/// not read the values of its operands: a sum, an addition, a subtraction,
-/// a negation.
-bool adjointIgnoresOperands(Operation *user) {
+/// Whether the adjoint of `value`, an operand of `user` (in the function
+/// body), does not read `value`, nor does `user`'s rule read it for another
+/// operand: a sum, an addition, a subtraction, a negation, a product with
+/// or a division by an inactive value (a mean's 1/n, a loss's ½).
+bool adjointIgnoresOperand(Operation *user, Value value,
+                           const Activity &activity) {
   if (auto reduce = dyn_cast<ReduceOp>(user))
     return isScalarSum(reduce);
+  if (auto product = dyn_cast<arith::MulFOp>(user)) {
+    Value other =
+        product.getLhs() == value ? product.getRhs() : product.getLhs();
+    return other != value && !activity.isActive(other);
+  }
+  if (auto quotient = dyn_cast<arith::DivFOp>(user))
+    return quotient.getLhs() == value && quotient.getRhs() != value &&
+           !activity.isActive(quotient.getRhs());
   return isa<arith::AddFOp, arith::SubFOp, arith::NegFOp>(user);
 }
 
@@ -98,7 +108,8 @@ mapsWithValueFreeAdjoints(func::FuncOp function, const Activity &activity) {
       for (Operation *user : value.getUsers()) {
         if (user == body.getTerminator())
           continue;
-        if (user->getBlock() != &body || !adjointIgnoresOperands(user)) {
+        if (user->getBlock() != &body ||
+            !adjointIgnoresOperand(user, value, activity)) {
           valueFree = false;
           break;
         }

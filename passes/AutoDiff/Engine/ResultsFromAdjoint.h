@@ -28,8 +28,8 @@ namespace soac::autodiff {
 class Activity;
 
 /// The active soac.map ops of `function`'s body (not nested) whose results
-/// only sums, additions, subtractions and negations use, up to the function's
-/// return: the adjoints of their results are those of the return's, whatever
+/// only sums, additions, subtractions, negations and products with or
+/// divisions by inactive values use, up to the function's return: the adjoints of their results are those of the return's, whatever
 /// the results are. Not maps that read active tensors at computed indices,
 /// whose adjoint maps scatter their reads row by row only while they yield
 /// nothing else.
