@@ -15,7 +15,7 @@ from soac.runtime import abi
 MIXED = """
 func.func @mixed(%a: tensor<?xf32>, %b: tensor<2x?xi32>, %c: tensor<?xi1>, %s: i8, %t: f32, %u: i1, %w: i16,
                  %x: f64, %n: i64)
-    -> (tensor<?xf32>, tensor<2x?xi32>, tensor<?xi1>, i8, f32, i1, i16, tensor<?xf64>, f64, i64) {
+    -> (tensor<?xf32>, tensor<2x?xi32>, tensor<?xi1>, i8, f32, i1, i16, tensor<?xf64>, f64, i64, tensor<2x?xi64>) {
   %a2 = soac.map ins(%a : tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%v: f32):
     %r = arith.mulf %v, %t : f32
@@ -35,6 +35,15 @@ func.func @mixed(%a: tensor<?xf32>, %b: tensor<2x?xi32>, %c: tensor<?xi1>, %s: i
     %r = arith.xori %v, %u : i1
     soac.yield %r : i1
   }
+  %wide = soac.map ins(%b2 : tensor<2x?xi32>) -> tensor<2x?xi64> {
+  ^bb0(%row: tensor<?xi32>):
+    %r = soac.map ins(%row : tensor<?xi32>) -> tensor<?xi64> {
+    ^bb0(%v: i32):
+      %q = arith.extsi %v : i32 to i64
+      soac.yield %q : i64
+    }
+    soac.yield %r : tensor<?xi64>
+  }
   %s2 = arith.addi %s, %s : i8
   %t2 = arith.negf %t : f32
   %u2 = arith.xori %u, %u : i1
@@ -43,8 +52,8 @@ func.func @mixed(%a: tensor<?xf32>, %b: tensor<2x?xi32>, %c: tensor<?xi1>, %s: i
   %cast = tensor.cast %e : tensor<0xf64> to tensor<?xf64>
   %x2 = arith.mulf %x, %x : f64
   %n2 = arith.addi %n, %n : i64
-  return %a2, %b2, %c2, %s2, %t2, %u2, %w2, %cast, %x2, %n2
-      : tensor<?xf32>, tensor<2x?xi32>, tensor<?xi1>, i8, f32, i1, i16, tensor<?xf64>, f64, i64
+  return %a2, %b2, %c2, %s2, %t2, %u2, %w2, %cast, %x2, %n2, %wide
+      : tensor<?xf32>, tensor<2x?xi32>, tensor<?xi1>, i8, f32, i1, i16, tensor<?xf64>, f64, i64, tensor<2x?xi64>
 }
 
 func.func @nothing(%x: tensor<?xf64>) {
@@ -56,6 +65,13 @@ func.func @gather(%x: tensor<?xf64>, %i: index) -> f64 {
   return %v : f64
 }
 """
+
+
+@pytest.fixture(autouse=True)
+def one_tier(monkeypatch):
+    """The compiled functions themselves, not a first tier in front of them
+    (`mixed` lowers to more than tiers.LARGE_BYTES)."""
+    monkeypatch.setenv("SOAC_TIERED", "off")
 
 
 def arguments():
@@ -82,10 +98,13 @@ def python_path(function: abi.CompiledFunction) -> abi.CompiledFunction:
 
 
 def assert_same(got, want):
+    """Same types, dtypes (the very dtype: numpy's int64 prints as plain
+    ints, its equal longlong as dtype=int64), shapes, values."""
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert type(g) is type(w)
-        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+        assert np.asarray(g).dtype.char == np.asarray(w).dtype.char and np.shape(g) == np.shape(w)
+        assert repr(g) == repr(w)
         np.testing.assert_array_equal(g, w)
 
 
@@ -107,6 +126,7 @@ def test_both_paths_compute_the_same_results_of_every_dtype():
     np.testing.assert_array_equal(got[2], c ^ u)
     assert (got[3], got[4], got[5], got[6]) == (14, -1.5, False, 0)
     assert got[7].shape == (0,) and got[8] == 6.25 and got[9] == 2**41
+    assert repr(got[10]) == repr((b * b).astype(np.int64))
     # Results own their memory: writable, and alive after the call's others.
     got[1][0, 0] = 5
     assert got[1][0, 0] == 5

@@ -436,6 +436,11 @@ private:
     nb::ndarray<nb::numpy> array(aligned + descriptor[2] * result.itemsize,
                                  rank, dims.data(), owner, strides, type);
     nb::object view = array.cast();
+    // numpy makes a buffer of 64-bit integers `longlong` ('q'), which its
+    // `int64` ('l' here) equals but prints as `dtype=int64`: give it the
+    // declared dtype itself.
+    if (result.kind != Kind::Float && result.itemsize == 8)
+      view = view.attr("view")(result.dtype);
     return repeated ? copy(view) : view;
   }
 
