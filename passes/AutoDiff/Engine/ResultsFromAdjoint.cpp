@@ -3,6 +3,7 @@
 
 #include "dialect/SoacOps.h"
 #include "passes/AutoDiff/Engine/ReverseEngine.h"
+#include "passes/AutoDiff/Interfaces/Operators.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -14,18 +15,12 @@ using namespace mlir;
 namespace soac::autodiff {
 namespace {
 
-/// A reduce of scalars by `+` alone: its adjoint replicates its seed,
+/// A reduce of scalars by `+`: its reverse rule replicates its seed,
 /// whatever it summed.
 bool isScalarSum(ReduceOp reduce) {
-  if (reduce.getInputs().size() != 1 ||
-      !isa<FloatType>(reduce.getInits()[0].getType()))
-    return false;
-  Block &body = reduce.getBody().front();
-  auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
-                                         .getDefiningOp());
-  return add && &body.front() == add.getOperation() &&
-         llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
-         llvm::is_contained(add->getOperands(), body.getArgument(1));
+  return reduce.getInputs().size() == 1 &&
+         isa<FloatType>(reduce.getInits()[0].getType()) &&
+         componentKind(reduce.getBody(), 0) == Combine::Add;
 }
 
 /// Whether the adjoint of `value`, an operand of `user` (in the function
@@ -89,6 +84,32 @@ bool readsActiveTensorsAtIndices(MapOp map, const Activity &activity) {
       .wasInterrupted();
 }
 
+/// The ops of `body` that use `values`, and those that use theirs, up to
+/// `body`'s terminator, in the order of the block; failure as soon as one
+/// of them is not in `body` itself or `admits(user, value used)` is false.
+FailureOr<SmallVector<Operation *>>
+usersUpToTerminator(ValueRange values, Block &body,
+                    llvm::function_ref<bool(Operation *, Value)> admits) {
+  llvm::SetVector<Operation *> users;
+  SmallVector<Value> worklist(values);
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (user == body.getTerminator())
+        continue;
+      if (user->getBlock() != &body || !admits(user, value))
+        return failure();
+      if (users.insert(user))
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+  SmallVector<Operation *> inOrder(users.begin(), users.end());
+  llvm::sort(inOrder, [](Operation *x, Operation *y) {
+    return x->isBeforeInBlock(y);
+  });
+  return inOrder;
+}
+
 } // namespace
 
 llvm::SmallPtrSet<Operation *, 4>
@@ -100,24 +121,10 @@ mapsWithValueFreeAdjoints(func::FuncOp function, const Activity &activity) {
                       [&](Value r) { return activity.isActive(r); }) ||
         readsActiveTensorsAtIndices(map, activity))
       continue;
-    SmallVector<Value> worklist(map.getResults());
-    bool valueFree = true;
-    llvm::SmallPtrSet<Operation *, 8> seen;
-    while (valueFree && !worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      for (Operation *user : value.getUsers()) {
-        if (user == body.getTerminator())
-          continue;
-        if (user->getBlock() != &body ||
-            !adjointIgnoresOperand(user, value, activity)) {
-          valueFree = false;
-          break;
-        }
-        if (seen.insert(user).second)
-          llvm::append_range(worklist, user->getResults());
-      }
-    }
-    if (valueFree)
+    auto valueFree = [&](Operation *user, Value value) {
+      return adjointIgnoresOperand(user, value, activity);
+    };
+    if (succeeded(usersUpToTerminator(map.getResults(), body, valueFree)))
       maps.insert(map);
   }
   return maps;
@@ -130,29 +137,13 @@ void takeResultsFromAdjoints(Block &body,
     readSizeFromProducer(forward);
     // What uses the forward value, up to the return: pure ops of the body,
     // read by nothing else.
-    llvm::SetVector<Operation *> users;
-    SmallVector<Value> worklist{forward};
-    bool movable = true;
-    while (movable && !worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      for (Operation *user : value.getUsers()) {
-        if (user == terminator)
-          continue;
-        if (user->getBlock() != &body || !isMemoryEffectFree(user)) {
-          movable = false;
-          break;
-        }
-        if (users.insert(user))
-          llvm::append_range(worklist, user->getResults());
-      }
-    }
-    if (!movable || users.contains(fromAdjoint.getDefiningOp()))
+    FailureOr<SmallVector<Operation *>> users = usersUpToTerminator(
+        forward, body,
+        [](Operation *user, Value) { return isMemoryEffectFree(user); });
+    if (failed(users) ||
+        llvm::is_contained(*users, fromAdjoint.getDefiningOp()))
       continue;
-    SmallVector<Operation *> inOrder(users.begin(), users.end());
-    llvm::sort(inOrder, [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
-    });
-    for (Operation *user : inOrder)
+    for (Operation *user : *users)
       user->moveBefore(terminator);
     forward.replaceAllUsesWith(fromAdjoint);
   }

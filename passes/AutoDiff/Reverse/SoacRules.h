@@ -20,6 +20,7 @@
 #ifndef SOAC_PASSES_AUTODIFF_REVERSE_SOACRULES_H
 #define SOAC_PASSES_AUTODIFF_REVERSE_SOACRULES_H
 
+#include "passes/AutoDiff/Interfaces/Operators.h"
 #include "passes/AutoDiff/Interfaces/RuleModel.h"
 
 #include "dialect/SoacOps.h"
@@ -48,14 +49,6 @@ mlir::Value gatherRows(AdjointBuilder &a, mlir::Value tensor,
 /// commutative operator on scalars (SoacGeneralHistogram.cpp).
 mlir::LogicalResult reverseGeneralHistogram(ReduceByIndexOp histogram,
                                             AdjointBuilder &a);
-
-/// How one component of an operator combines its accumulator and its value.
-enum class Combine { Add, Mul, Max, Min, Other };
-
-/// How component `j` of an operator region (2k arguments, k yields)
-/// combines: yield #j must be one recognized op applied to exactly
-/// (accumulator j, value j).
-Combine componentKind(mlir::Region &region, unsigned j);
 
 } // namespace soac::autodiff
 

@@ -118,6 +118,11 @@ public:
       offset += result.isTensor ? 8 * (3 + 2 * result.shape.size()) : size;
     }
     structWords = (offset + 7) / 8;
+    for (const Value &arg : args)
+      if (arg.isTensor) {
+        ++tensors;
+        descriptorWords += 3 + 2 * arg.shape.size();
+      }
   }
 
   /// The function's results on `arguments`, or `declined` where the Python
@@ -125,18 +130,11 @@ public:
   nb::object call(nb::args arguments) {
     if (arguments.size() != args.size())
       return declined;
-    size_t tensors = 0;
-    for (const Value &arg : args)
-      tensors += arg.isTensor;
     // The words of the packed interface: an entry per argument (and one for
     // the results), the descriptor pointers they point to, the descriptors,
     // then the scalars' storage and the results' struct.
     size_t entryCount = args.size() + !results.empty();
     size_t slotCount = tensors + resultsInStruct;
-    size_t descriptorWords = 0;
-    for (const Value &arg : args)
-      if (arg.isTensor)
-        descriptorWords += 3 + 2 * arg.shape.size();
     size_t scalarWords = args.size() + 1;
     std::vector<int64_t> words(entryCount + slotCount + descriptorWords +
                                scalarWords + structWords);
@@ -460,6 +458,8 @@ private:
   bool resultsInStruct = false;
   std::vector<int64_t> fieldOffsets;
   size_t structWords = 0;
+  // Tensor arguments, and the words of their descriptors.
+  size_t tensors = 0, descriptorWords = 0;
   nb::object ndarray, zeros, copy, failed, declined;
 };
 

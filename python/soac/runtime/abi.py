@@ -210,7 +210,7 @@ class CheckedCalls:
     def fast_plan(self, signature: Signature, packed: int) -> Any:
         """The C++ call of a function of ``signature`` at ``packed``
         (``_calls.Plan``), or None where there is no extension or a dtype it
-        does not take (float16, passed as its bits)."""
+        does not take (``_FAST_DTYPES``)."""
         values = (*signature.args, *signature.results)
         if _fast_calls is None or any(v.dtype not in _FAST_DTYPES for v in values):
             return None
@@ -232,8 +232,8 @@ class CheckedCalls:
 
 # What a call of ``_calls.Plan`` returns when abi.py must make it.
 _DECLINED = object()
-# The dtypes ``_calls.Plan`` takes.
-_FAST_DTYPES = frozenset(("float32", "float64", "int8", "int16", "int32", "int64", "bool"))
+# The dtypes ``_calls.Plan`` takes: all but float16, passed as its bits.
+_FAST_DTYPES = frozenset(_CTYPES) - {"float16"}
 
 
 class _PackedArguments:
