@@ -163,12 +163,16 @@ void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(soac::createConvertI1MemRefToLLVM());
-  // Allocations call _mlir_memref_to_llvm_alloc/free, which soac's runtime
-  // libraries implement (runtime/): malloc with huge pages on the CPU,
-  // memory that host and GPU share for GPU code.
+  // Allocations call _mlir_memref_to_llvm_aligned_alloc/free, which soac's
+  // runtime libraries implement (runtime/): malloc with huge pages on the
+  // CPU, device memory for GPU code. The aligned allocation returns the
+  // pointer the code uses; with the plain one, the code aligned it through
+  // integers, and LLVM lost track of which buffer a pointer points into.
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
+  memrefToLLVM.useAlignedAlloc = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(soac::createSoacMarkAllocationFunctions());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(std::move(finalConversion));
   pm.addPass(createReconcileUnrealizedCastsPass());

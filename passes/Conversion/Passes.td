@@ -441,6 +441,28 @@ def SoacRenameReservedSymbols : Pass<"soac-rename-reserved-symbols", "mlir::Modu
   }];
 }
 
+def SoacMarkAllocationFunctions
+    : Pass<"soac-mark-allocation-functions", "mlir::ModuleOp"> {
+  let summary = "Tell LLVM that the allocation functions return new memory";
+  let description = [{
+    After memrefs are lowered to `llvm`, the declarations of
+    `_mlir_memref_to_llvm_alloc` and `_mlir_memref_to_llvm_aligned_alloc`
+    get a `noalias` result, which the runtimes' implementations honour (each
+    returns memory no live buffer uses, as malloc does). LLVM then knows that
+    the buffers of a function's temporaries overlap neither each other nor
+    its arguments: a loop that accumulates into one buffer while it reads
+    another keeps what it read in registers instead of reloading it after
+    every store, and the vectorizers need no run-time overlap checks.
+
+    ```mlir
+    llvm.func @_mlir_memref_to_llvm_aligned_alloc(i64, i64) -> !llvm.ptr
+    // becomes
+    llvm.func @_mlir_memref_to_llvm_aligned_alloc(i64, i64) -> (!llvm.ptr {llvm.noalias})
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def SoacRestoreInterfaceNames : Pass<"soac-restore-interface-names", "mlir::ModuleOp"> {
   let summary = "Give the C interfaces of renamed functions their original names";
   let description = [{

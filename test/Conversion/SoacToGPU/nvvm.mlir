@@ -9,7 +9,7 @@
 // CHECK: gpu.launch_func @dot_kernel_0::@dot_kernel
 // CHECK: llvm.func @_mlir_ciface_dot
 // CHECK-LABEL: llvm.func @histogram
-// CHECK: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK: gpu.launch_func
 
 // BIN: gpu.binary @dot_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}} assembly = "

@@ -18,8 +18,8 @@
 // CHECK-NEXT: scf.yield %[[ACC]]
 
 // LOWERED-LABEL: llvm.func @histogram_of_rows
-// LOWERED-COUNT-1: llvm.call @_mlir_memref_to_llvm_alloc
-// LOWERED-NOT: llvm.call @_mlir_memref_to_llvm_alloc
+// LOWERED-COUNT-1: llvm.call @_mlir_memref_to_llvm_aligned_alloc
+// LOWERED-NOT: llvm.call @_mlir_memref_to_llvm_aligned_alloc
 func.func @histogram_of_rows(%dest: tensor<?x?xf64>, %idx: tensor<?xindex>, %rows: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f64
