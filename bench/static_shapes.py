@@ -3,8 +3,8 @@ functions traced three ways, in one process:
 
 - every size dynamic (``soac.jit(..., static_inner_sizes_up_to=0)``): one
   compilation for every size;
-- the default: inner sizes up to 4 (the 3s and 4s of points and transforms)
-  static, the others dynamic;
+- the default: inner sizes up to 16 (the 3s and 4s of points and
+  transforms, GMM's 10 coordinates) static, the others dynamic;
 - every size static (``soac.jit(..., static_shapes=True)``): one compilation
   per set of shapes, as ``jax.jit`` does.
 
@@ -29,6 +29,7 @@ from common import ROOT, alternating_medians, on_one_thread, write_section
 
 import soac
 from soac import compiler
+from soac.frontend import tracing
 
 sys.path.insert(0, str(ROOT / "bench" / "adbench"))
 ADBENCH = ("gmm", "lstm", "hand", "ba", "kmeans")
@@ -83,7 +84,7 @@ def markdown(rows, rounds: int) -> str:
         f"Float64 value and gradient (`bench/static_shapes.py`): compile = the first call of a newly jitted function "
         f"(trace, lower, LLVM; disk cache off, soac.compile's cache cleared); run = one "
         f"thread, medians of {rounds} rounds alternating the three, CPU time of the calling thread. *Default*: inner "
-        f"sizes up to 4 static, the others dynamic.",
+        f"sizes up to {tracing.SMALL_INNER_SIZE} static, the others dynamic.",
         "",
         "| program | " + " | ".join(f"compile, {mode} (s)" for mode in modes) + " | "
         + " | ".join(f"run, {mode} (ms)" for mode in modes) + " | default / every size dynamic (run) "

@@ -18,6 +18,7 @@ from mlir import ir, passmanager
 
 import soac
 from soac import ptx
+from soac.frontend import tracing
 from soac.compiler import GpuOptions, lower, public_functions
 from soac.runtime import abi, native
 
@@ -160,8 +161,8 @@ def test_scalars_only_kernels_read_stay_on_the_gpu():
         assert host_reads_in_loops(module, "normalised_steps") == 0
     lstm = importlib.import_module("lstm")
     function, args = lstm.soac_version(*lstm.inputs(**lstm.SIZES["small"]))
-    for jitted in (soac.jit(function), soac.value_and_grad(function, argnums=tuple(lstm.WRT))):
-        traced = jitted.trace(*args)
+    for traced_function in (function, soac.value_and_grad(function, argnums=tuple(lstm.WRT))):
+        traced = soac.jit(traced_function, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE).trace(*args)
         assert waits(traced.module, traced.name) == 1
         with traced.module.context:
             assert host_reads_in_loops(traced.module, traced.name) == 0

@@ -220,20 +220,21 @@ def test_small_inner_sizes_are_compiled_in():
         calls.append(points.static_shape)
         return snp.sum(points * points, axis=-1)
 
-    for shape in [(5, 3), (9, 3), (4, 4), (2, 5), (6, 7), (3,)]:
+    for shape in [(5, 3), (9, 3), (4, 4), (2, 17), (6, 20), (3,)]:
         points = rng.standard_normal(shape)
         np.testing.assert_allclose(norms(points), np.sum(points * points, axis=-1), rtol=1e-12)
     # The 3s and the 4 are in the code (one trace each); the first size, and
-    # inner sizes above 4, stay dynamic: (9, 3) reuses (5, 3)'s trace, and
-    # (6, 7) reuses (2, 5)'s.
+    # inner sizes above 16, stay dynamic: (9, 3) reuses (5, 3)'s trace, and
+    # (6, 20) reuses (2, 17)'s.
     assert calls == [(None, 3), (None, 4), (None, None), (None,)]
     assert "tensor<?x3xf64>" in norms.mlir(np.zeros((1, 3)))
     assert norms.trace(np.zeros((1, 3))) is norms.trace(soac.ArgSpec(np.dtype(np.float64), 2, (None, 3)))
 
     dynamic = soac.jit(lambda x: snp.sum(x), static_inner_sizes_up_to=0)
     assert dynamic(np.ones((2, 3))) == 6.0 and "tensor<?x?xf64>" in dynamic.mlir()
-    wider = soac.jit(lambda x: snp.sum(x), static_inner_sizes_up_to=8)
-    assert wider(np.ones((2, 8))) == 16.0 and "tensor<?x8xf64>" in wider.mlir()
+    wider = soac.jit(lambda x: snp.sum(x), static_inner_sizes_up_to=32)
+    assert wider(np.ones((2, 20))) == 40.0 and "tensor<?x20xf64>" in wider.mlir()
+    assert "tensor<?x10xf64>" in norms.mlir(np.zeros((1, 10)))
     # A size the code reads as a Python int: static while small, and beyond
     # that the function is traced for its shapes, as with static_shapes=True.
     per_column = soac.jit(lambda x: snp.stack([x[:, j] * j for j in range(x.shape[1])], axis=1))

@@ -76,7 +76,7 @@ def test_a_products_adjoint_is_two_products_of_its_cost():
     def loss(x, w1, w2):
         return jnp.sum(jnp.tanh(x @ w1) @ w2)
 
-    (cost,) = soac.grad(loss, argnums=(1, 2)).gradient_cost(np.ones((8, 5)), np.ones((5, 6)), np.ones(6))
+    (cost,) = soac.grad(loss, argnums=(1, 2)).gradient_cost(np.ones((8, 17)), np.ones((17, 18)), np.ones(18))
     assert cost.flags == [], cost
     assert "x0·x0_1·x1_1" in str(cost.primal_work)  # x @ w1: rows × columns × inner size
     assert 2.0 <= cost.work_ratio() <= 4.0, cost

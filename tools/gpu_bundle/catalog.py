@@ -32,6 +32,7 @@ import numpy as np
 from mlir import ir
 
 import soac
+from soac.frontend import tracing
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
@@ -120,7 +121,8 @@ def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives
             by_trace: dict[str, Program] = {}
             for size in sizes:
                 function, args = module.soac_version(*module.inputs(**module.SIZES[size]))
-                jitted = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else soac.jit(function)
+                traced_function = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else function
+                jitted = soac.jit(traced_function, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
                 traced = jitted.trace(*args)
                 program = by_trace.get(str(traced.module))
                 if program is None:

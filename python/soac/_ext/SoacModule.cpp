@@ -21,6 +21,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
 #include "nanobind/stl/optional.h"
@@ -30,6 +32,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -111,4 +114,23 @@ NB_MODULE(_soac, m) {
       },
       "The host CPU's LLVM name and features (\"+avx2\", \"-avx512f\"), "
       "which MLIR's ExecutionEngine compiles for.");
+
+  m.def(
+      "set_llvm_options",
+      [](const std::vector<std::string> &options) {
+        // LLVM's options are global to the process (every ExecutionEngine
+        // in it) and each may be given once: the caller sets them once.
+        std::vector<const char *> argv{"soac"};
+        for (const std::string &option : options)
+          argv.push_back(option.c_str());
+        std::string errors;
+        llvm::raw_string_ostream stream(errors);
+        if (!llvm::cl::ParseCommandLineOptions(
+                static_cast<int>(argv.size()), argv.data(), "", &stream))
+          throw std::invalid_argument(errors);
+      },
+      nb::arg("options"),
+      "Sets LLVM command-line options (\"-name=value\") for the code this "
+      "process compiles from now on; raises ValueError on an unknown option "
+      "or value.");
 }

@@ -293,11 +293,12 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
 
     Sizes are dynamic by default, so one compiled function serves arrays of
     any size (``x.shape`` holds traced values), except the inner sizes (all
-    but an array's first) of at most ``static_inner_sizes_up_to`` (4): the 3
-    of an (n, 3) array of points, the 4s of 4 × 4 transforms. Those are
-    compiled into the code, which is traced again for another such size:
-    LLVM then unrolls the short loops over them, and small-matrix code runs
-    faster (``static_inner_sizes_up_to=0`` makes every size dynamic).
+    but an array's first) of at most ``static_inner_sizes_up_to`` (16): the 3
+    of an (n, 3) array of points, the 4s of 4 × 4 transforms, the 10 of
+    (n, 10) samples. Those are compiled into the code, which is traced again
+    for another such size: LLVM then knows the trip counts of the short loops
+    over them, and small-matrix code runs faster
+    (``static_inner_sizes_up_to=0`` makes every size dynamic).
     ``static_shapes=True`` traces and compiles once per set of argument
     shapes instead, as JAX does: sizes are Python ints (``len(x)`` works)
     and the compiled code may be faster for them. ``static_argnums`` (as in ``jax.jit``) names the

@@ -33,10 +33,17 @@ _TRACEABLE_DTYPES = frozenset(map(np.dtype, (*_FLOATS, "bool", "int8", "int16", 
 
 
 # Inner sizes (all but an array's first) up to this are traced as static by
-# default: loops over the 3 of a point or the 4 of a 4 × 4 transform then have
-# trip counts LLVM knows and unrolls (docs/benchmarks.md, "Static shapes
-# against dynamic ones"), at the cost of one compilation per such size.
-SMALL_INNER_SIZE = 4
+# default: loops over the 3 of a point, the 4 of a 4 × 4 transform or the 10
+# coordinates of GMM's points then have trip counts LLVM knows, and no
+# vectorized loop with run-time checks and a scalar remainder each
+# (docs/benchmarks.md, "Static shapes against dynamic ones"), at the cost of
+# one compilation per such size. 16: two vectors of AVX-512 float64s.
+SMALL_INNER_SIZE = 16
+# The bound for traces lowered to the GPU (the GPU check bundle's): there a
+# static size turns a splat of it into a constant the host copies to the
+# device at each use (10 copies in D-LSTM's gradient, whose 14 would be
+# static), where a dynamic one is filled by a kernel.
+GPU_SMALL_INNER_SIZE = 4
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,25 @@ from .abi import CheckedCalls, CompiledFunction, Signature, register_blas
 # 0.22 ms instead of 0.29 ms (HAND's large size: 0.63 instead of 1.03 ms).
 _HOST_TUNING = ("+prefer-no-gather", "+prefer-no-scatter")
 
+# LLVM's options for the code the JIT compiles (global to the process, set
+# before its first compilation). The loop vectorizer vectorized a map over
+# rows whose inner loop, of a size known at compile time, it had unrolled,
+# by loading the rows' elements as interleaved groups: k-means' gradient
+# with its 8 coordinates traced static (soac.jit's default for inner sizes
+# up to 16) ran 1.6x slower that way, transposing 8 × 8 blocks of centroids
+# with permutes, than with the inner loop vectorized; without interleaved
+# groups it runs at the dynamic trace's time, and GMM's, HAND's, BA's and
+# D-LSTM's gradients are unchanged (docs/benchmarks.md, "Static shapes
+# against dynamic ones").
+_LLVM_OPTIONS = ("-enable-interleaved-mem-accesses=false",)
+
 
 def _tune_for_host(lowered: ir.Module) -> None:
     """Gives every function of ``lowered`` the host CPU and its features
     (what the ExecutionEngine compiles for) with ``_HOST_TUNING``: a
-    function's own target features replace the engine's."""
+    function's own target features replace the engine's. Sets
+    ``_LLVM_OPTIONS`` the first time."""
+    _set_llvm_options()
     cpu, features = _host_cpu()
     with lowered.context:
         cpu_attribute = ir.StringAttr.get(cpu)
@@ -36,6 +50,16 @@ def _tune_for_host(lowered: ir.Module) -> None:
             if operation.operation.name == "llvm.func":
                 operation.attributes["target_cpu"] = cpu_attribute
                 operation.attributes["target_features"] = features_attribute
+
+
+@functools.cache
+def _set_llvm_options() -> None:
+    from .. import _soac
+
+    try:
+        _soac.set_llvm_options(list(_LLVM_OPTIONS))
+    except ValueError as error:
+        raise Error(f"LLVM refused the JIT's options {' '.join(_LLVM_OPTIONS)}: {error}") from None
 
 
 @functools.cache
