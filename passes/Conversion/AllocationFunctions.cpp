@@ -24,6 +24,10 @@ constexpr std::pair<llvm::StringLiteral, unsigned> kAllocationFunctions[] = {
     {"_mlir_memref_to_llvm_alloc", 1},
     {"_mlir_memref_to_llvm_aligned_alloc", 2}};
 
+/// The function finalize-memref-to-llvm calls for memref.dealloc.
+constexpr llvm::StringLiteral kDeallocationFunction =
+    "_mlir_memref_to_llvm_free";
+
 /// Whether `function` is declared as the runtime defines it.
 bool declaredAsTheRuntimes(LLVM::LLVMFuncOp function, unsigned arguments) {
   LLVM::LLVMFunctionType type = function.getFunctionType();
@@ -51,6 +55,24 @@ struct MarkAllocationFunctions
       }
       function.setResultAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
                              UnitAttr::get(&getContext()));
+    }
+    // As with C's free: the buffer is dead once freed, so that the call
+    // keeps no copy of its pointer that LLVM must reckon with. A free inside
+    // a loop (a thread's temporaries, allocated per chunk of a parallel
+    // loop) otherwise counts as a capture before the next iteration's
+    // accesses, and the buffer may then alias any pointer loaded there.
+    if (auto free = module.lookupSymbol<LLVM::LLVMFuncOp>(kDeallocationFunction)) {
+      LLVM::LLVMFunctionType type = free.getFunctionType();
+      if (!free.isExternal() || type.isVarArg() || type.getNumParams() != 1 ||
+          !isa<LLVM::LLVMPointerType>(type.getParams()[0]) ||
+          !isa<LLVM::LLVMVoidType>(type.getReturnType())) {
+        free.emitOpError() << "is the runtime's deallocation function: it "
+                           << "must be declared (!llvm.ptr) -> (), as the "
+                           << "runtime defines it";
+        return signalPassFailure();
+      }
+      free.setArgAttr(0, LLVM::LLVMDialect::getNoCaptureAttrName(),
+                      UnitAttr::get(&getContext()));
     }
   }
 };

@@ -222,16 +222,23 @@ def SoacResolveDims : Pass<"soac-resolve-dims"> {
 }
 
 def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
-  let summary = "Turn copies between 1-D buffers into loops";
+  let summary = "Turn copies that would call memrefCopy, and 1-D ones, into loops";
   let description = [{
     `finalize-memref-to-llvm` lowers a `memref.copy` to a memcpy only when
     both buffers have the identity layout; any other copy (a row of a 2-D
     buffer, a subview at a dynamic offset) becomes a call of the generic
     `memrefCopy`, which walks the strides element by element. The
     checkpoints of a gradient's loops copy one short row per iteration that
-    way. This pass rewrites every copy between 1-D buffers into an `scf.for`
-    of loads and stores, which LLVM inlines and vectorizes; other copies are
-    left alone. The CPU pipeline runs it after deallocation.
+    way. This pass rewrites every copy between 1-D buffers, and every copy
+    of higher rank that memrefCopy would make, into a nest of `scf.for` of
+    loads and stores, which LLVM inlines and vectorizes; copies between
+    buffers of the identity layout (one memcpy) and of scalars are left
+    alone. memrefCopy's call also took the buffers' descriptors through
+    memory, which made LLVM count the buffers as captured: a thread's
+    accumulator, copied out at the end of each chunk of a parallel loop,
+    could then alias any pointer the next chunk loaded, and its unrolled
+    accumulation stayed scalar. The CPU pipeline runs it after
+    deallocation.
 
     ```mlir
     // before
@@ -443,7 +450,7 @@ def SoacRenameReservedSymbols : Pass<"soac-rename-reserved-symbols", "mlir::Modu
 
 def SoacMarkAllocationFunctions
     : Pass<"soac-mark-allocation-functions", "mlir::ModuleOp"> {
-  let summary = "Tell LLVM that the allocation functions return new memory";
+  let summary = "Tell LLVM that allocations are new memory and frees keep no pointer";
   let description = [{
     After memrefs are lowered to `llvm`, the declarations of
     `_mlir_memref_to_llvm_alloc` and `_mlir_memref_to_llvm_aligned_alloc`
@@ -453,11 +460,16 @@ def SoacMarkAllocationFunctions
     its arguments: a loop that accumulates into one buffer while it reads
     another keeps what it read in registers instead of reloading it after
     every store, and the vectorizers need no run-time overlap checks.
+    `_mlir_memref_to_llvm_free`'s argument gets `nocapture`, as C's free
+    has: a buffer freed inside a loop (a thread's temporaries, per chunk of
+    a parallel loop) would otherwise count as captured before the loop's
+    next iteration, where it could alias any pointer loaded from memory.
 
     ```mlir
     llvm.func @_mlir_memref_to_llvm_aligned_alloc(i64, i64) -> !llvm.ptr
     // becomes
     llvm.func @_mlir_memref_to_llvm_aligned_alloc(i64, i64) -> (!llvm.ptr {llvm.noalias})
+    llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr {llvm.nocapture})
     ```
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
