@@ -87,17 +87,17 @@ void addIndexChecks(OpPassManager &pm, bool enabled) {
   pm.addPass(createCSEPass());
 }
 
-/// Tensors -> buffers for functions whose SOACs are lowered; function
-/// results become buffers the caller owns (see addDeallocation for the
-/// others).
 /// The alignment of the buffers bufferization allocates: malloc's, which
 /// the runtimes' aligned allocation gets from malloc itself. A larger one
 /// (bufferization's default is 64) goes through glibc's memalign, which
-/// took 48 ns per allocation and free instead of 12, and, freed by another
-/// thread, serialized the threads on the allocator: BA's gradient on two
-/// threads ran 3-5x slower. Vector loads need no alignment on x86-64.
+/// took 48 ns per allocation and free instead of 12, and BA's gradient on
+/// two threads ran 3-5x slower with it. Vector loads need no alignment on
+/// x86-64; the GPU runtime's allocations are aligned to 256 bytes anyway.
 constexpr unsigned kBufferAlignment = 16;
 
+/// Tensors -> buffers for functions whose SOACs are lowered; function
+/// results become buffers the caller owns (see addDeallocation for the
+/// others).
 void addBufferization(OpPassManager &pm) {
   // Sizes read from where they are set, not through the loops and branches
   // the SOACs became: the value-bounds queries of the in-place analysis
