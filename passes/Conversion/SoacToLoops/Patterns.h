@@ -24,7 +24,8 @@ void addReduceToLoops(mlir::RewritePatternSet &patterns,
 void addScanToLoops(mlir::RewritePatternSet &patterns,
                     const ConvertSoacToLoopsOptions &options);
 /// soac.scatter and soac.reduce_by_index (ScatterToLoops.cpp).
-void addScatterToLoops(mlir::RewritePatternSet &patterns);
+void addScatterToLoops(mlir::RewritePatternSet &patterns,
+                       const ConvertSoacToLoopsOptions &options);
 /// soac.matmul (MatmulToLinalg.cpp).
 void addMatmulToLinalg(mlir::RewritePatternSet &patterns);
 /// soac.iota (IotaToLoops.cpp).

@@ -2,7 +2,9 @@
 //
 // Both are one sequential loop over the rows they read, updating their
 // destinations at each row's index when it is in range (an unsigned
-// comparison: a negative index wraps to a large one and is skipped). A
+// comparison: a negative index wraps to a large one and is skipped). At the
+// top level, a reduce_by_index with few bins for its rows may instead run in
+// chunks folded in parallel, each into bins of its own, merged in order. A
 // reduce_by_index of the stacked rows of a map (stackedProducer) is a loop
 // over the map's rows that adds each row's batch as it is computed: a batch
 // yielded by a nested map by a nested loop over that map's rows, one built
@@ -69,12 +71,13 @@ SmallVector<Value> updateOne(ImplicitLocOpBuilder &b, ArrayRef<Value> row,
   return llvm::to_vector_of<Value>(ifInRange.getResults());
 }
 
-/// The loop over `n` rows (from `rowsAt`) updating `dests` (of `bins` rows).
-SmallVector<Value> updateRows(ImplicitLocOpBuilder &b, Value n, Value bins,
-                              ValueRange dests, RowsAt rowsAt,
+/// The loop over rows [lo, hi) (from `rowsAt`) updating `dests` (of `bins`
+/// rows).
+SmallVector<Value> updateRows(ImplicitLocOpBuilder &b, Value lo, Value hi,
+                              Value bins, ValueRange dests, RowsAt rowsAt,
                               IndexedUpdate update) {
   auto loop = markRowLoop(scf::ForOp::create(
-      b, indexConstant(b, 0), n, indexConstant(b, 1), dests,
+      b, lo, hi, indexConstant(b, 1), dests,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
         ImplicitLocOpBuilder ib(loc, nested);
         scf::YieldOp::create(
@@ -102,9 +105,75 @@ SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
   Value n = rows.size(b);
   Value bins = binsOf(b, dests);
   return updateRows(
-      b, n, bins, dests,
+      b, indexConstant(b, 0), n, bins, dests,
       [&](ImplicitLocOpBuilder &ib, Value i) { return rows.rowsAt(ib, i); },
       update);
+}
+
+/// A tensor shaped like `dest` whose every row is the neutral element `init`
+/// (a scalar, or a row checked to fit dest's rows).
+Value neutralBins(ImplicitLocOpBuilder &b, Value init, Value dest) {
+  assertRowFits(b, init, dest);
+  Value empty = tensor::EmptyOp::create(
+      b, tensor::getMixedSizes(b, b.getLoc(), dest),
+      cast<RankedTensorType>(dest.getType()).getElementType());
+  auto loop = markRowLoop(scf::ForOp::create(
+      b, indexConstant(b, 0), tensor::DimOp::create(b, dest, 0),
+      indexConstant(b, 1), ValueRange{empty},
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange filled) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        scf::YieldOp::create(ib, insertRow(ib, init, filled.front(), i));
+      }));
+  return loop.getResult(0);
+}
+
+/// A reduce_by_index in `chunks` chunks of its `n` rows, each folded in
+/// parallel into bins of its own that start from the neutral elements; then,
+/// in parallel over the bins, each destination's bin folded with every
+/// chunk's, in chunk order (so the result is the sequential fold,
+/// reassociated).
+SmallVector<Value> chunkedHistogram(ImplicitLocOpBuilder &b,
+                                    ReduceByIndexOp histogram,
+                                    const RowReader &rows, Value n, Value bins,
+                                    Value chunks, IndexedUpdate update) {
+  Value chunkSize = arith::CeilDivUIOp::create(b, n, chunks);
+  SmallVector<Value> partials = tabulateTensorRows(
+      b, chunks, histogram.getDests(),
+      [&](ImplicitLocOpBuilder &ib, Value c) {
+        auto [lo, hi] = chunkBounds(ib, c, chunkSize, n);
+        SmallVector<Value> own;
+        for (auto [init, dest] :
+             llvm::zip(histogram.getInits(), histogram.getDests()))
+          own.push_back(neutralBins(ib, init, dest));
+        return updateRows(
+            ib, lo, hi, bins, own,
+            [&](ImplicitLocOpBuilder &jb, Value i) {
+              return rows.rowsAt(jb, i);
+            },
+            update);
+      });
+  auto mergeBin = [&](ImplicitLocOpBuilder &ib, Value bin,
+                      ArrayRef<Value> destRows) -> SmallVector<Value> {
+    auto loop = scf::ForOp::create(
+        ib, indexConstant(ib, 0), chunks, indexConstant(ib, 1), destRows,
+        [&](OpBuilder &nested, Location loc, Value c, ValueRange merged) {
+          ImplicitLocOpBuilder jb(loc, nested);
+          SmallVector<Value> args(merged);
+          for (Value partial : partials)
+            args.push_back(extractAt(jb, partial, {c, bin}));
+          SmallVector<Value> folded =
+              inlineBody(jb, histogram.getBody(), args);
+          for (auto [row, dest] : llvm::zip(folded, histogram.getDests()))
+            assertRowFits(jb, row, dest);
+          scf::YieldOp::create(jb, folded);
+        });
+    return llvm::to_vector_of<Value>(loop.getResults());
+  };
+  SmallVector<bool> seeded(histogram.getDests().size(), true);
+  if (allScalar(histogram.getInits().getTypes()))
+    return tabulateInto(b, bins, histogram.getDests(), seeded,
+                        /*parallel=*/true, mergeBin);
+  return forallRows(b, bins, histogram.getDests(), seeded, mergeBin);
 }
 
 /// Updates `state` from the batch one row of a map yields (its results
@@ -215,7 +284,7 @@ SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
   // (a batch with fewer values than indices would be read past its end).
   RowReader batchRows(rows, histogram);
   return updateRows(
-      b, batchRows.size(b), bins, state,
+      b, indexConstant(b, 0), batchRows.size(b), bins, state,
       [&](ImplicitLocOpBuilder &jb, Value j) {
         return batchRows.rowsAt(jb, j);
       },
@@ -245,7 +314,9 @@ struct ScatterToLoops : OpRewritePattern<ScatterOp> {
 };
 
 struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ReduceByIndexToLoops(MLIRContext *context,
+                       const ConvertSoacToLoopsOptions &options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(ReduceByIndexOp histogram,
                                 PatternRewriter &rewriter) const override {
@@ -295,14 +366,54 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
     }
     RowReader rows(read, histogram);
     SmallVector<Value> results =
-        updateAtIndices(b, rows, histogram.getDests(), update);
+        !options.openmp || isNestedInParallelOp(histogram)
+            ? updateAtIndices(b, rows, histogram.getDests(), update)
+            : chosenByWork(b, histogram, rows, update);
     replaceAndEraseFused(rewriter, histogram, results, rows);
     return success();
   }
+
+private:
+  /// The chunked histogram when its rows' work repays a parallel region and
+  /// its chunks' bins, made and merged, are no more than its rows (one chunk
+  /// per thread); else the sequential loop.
+  SmallVector<Value> chosenByWork(ImplicitLocOpBuilder &b,
+                                  ReduceByIndexOp histogram,
+                                  const RowReader &rows,
+                                  IndexedUpdate update) const {
+    Value n = rows.size(b);
+    Value bins = binsOf(b, histogram.getDests());
+    Value chunks = arith::MinUIOp::create(
+        b, indexConstant(b, options.numChunks), maxThreads(b));
+    Value fewBins = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule, arith::MulIOp::create(b, bins, chunks),
+        n);
+    // With many bins the work counts as none: the sequential loop runs.
+    Value work = arith::SelectOp::create(
+        b, fewBins, rowWork(b, histogram.getValues(), histogram, n),
+        indexConstant(b, 0));
+    return chooseByWork(
+        b, options, work, histogram.getResultTypes(),
+        [&](bool parallel) -> SmallVector<Value> {
+          if (parallel)
+            return chunkedHistogram(b, histogram, rows, n, bins, chunks,
+                                    update);
+          return updateRows(
+              b, indexConstant(b, 0), n, bins, histogram.getDests(),
+              [&](ImplicitLocOpBuilder &ib, Value i) {
+                return rows.rowsAt(ib, i);
+              },
+              update);
+        });
+  }
+
+  ConvertSoacToLoopsOptions options;
 };
 
 } // namespace
 
-void soac::loops::addScatterToLoops(RewritePatternSet &patterns) {
-  patterns.add<ScatterToLoops, ReduceByIndexToLoops>(patterns.getContext());
+void soac::loops::addScatterToLoops(RewritePatternSet &patterns,
+                                    const ConvertSoacToLoopsOptions &options) {
+  patterns.add<ScatterToLoops>(patterns.getContext());
+  patterns.add<ReduceByIndexToLoops>(patterns.getContext(), options);
 }

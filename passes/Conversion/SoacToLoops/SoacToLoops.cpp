@@ -126,7 +126,7 @@ void soac::populateSoacToLoopsPatterns(
   // that a map read by several SOACs fuses into them instead of being
   // materialized.
   populateMapFusionPatterns(patterns, kMapFusionBenefit);
-  addScatterToLoops(patterns);
+  addScatterToLoops(patterns, options);
   addIotaToLoops(patterns);
   addMatmulToLinalg(patterns);
   addMapToLoops(patterns, options);

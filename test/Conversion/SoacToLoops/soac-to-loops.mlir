@@ -255,14 +255,43 @@ func.func @scatter(%d: tensor<?xf32>, %i: tensor<?xi32>, %v: tensor<?xf32>) -> t
 
 // -----
 
-// reduce_by_index: read the bin, apply the operator, write it back.
+// reduce_by_index: one loop reads the bin, applies the operator, writes it
+// back. At the top level, when its rows repay a parallel region and are at
+// least as many as all chunks' bins, chunks of the rows are folded in
+// parallel (scf.forall), each into bins of its own that start from the
+// neutral element; then each destination bin is folded with every chunk's,
+// in chunk order, in parallel over the bins.
 // CHECK-LABEL: func.func @histogram
 // CHECK-NOT: {{^ *(%[^ ]+ = )?soac\.}}
+// CHECK: %[[N:.*]] = tensor.dim %arg1
+// CHECK: %[[THREADS:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[CHUNKS:.*]] = arith.minui %[[THREADS]], %c4
+// CHECK: %[[ALL_BINS:.*]] = arith.muli %[[CHUNKS]], %c10
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[ALL_BINS]], %[[N]]
+// CHECK: arith.select %[[FEW]], %[[N]], %c0
+// CHECK: scf.if
+// CHECK: %[[PARTIALS:.*]] = scf.forall (%{{.*}}) in (%[[CHUNKS]])
+// CHECK: tensor.insert %cst into
+// CHECK: scf.for {{.*}} iter_args(%[[OWN:.*]] = {{.*}})
+// CHECK: tensor.extract %[[OWN]]
+// CHECK: tensor.parallel_insert_slice
+// CHECK: linalg.generic {{.*}} outs(%arg0 : tensor<10xf64>)
+// CHECK: ^bb0(%[[OLD:.*]]: f64)
+// CHECK: %[[BIN:.*]] = linalg.index 0
+// CHECK: scf.for %[[C:.*]] = %c0 to %[[CHUNKS]] {{.*}} iter_args(%[[ACC:.*]] = %[[OLD]])
+// CHECK: %[[PART:.*]] = tensor.extract %[[PARTIALS]][%[[C]], %[[BIN]]]
+// CHECK: arith.addf %[[ACC]], %[[PART]]
+// CHECK: } else {
 // CHECK: scf.for {{.*}} iter_args(%[[H:.*]] = %arg0)
 // CHECK: scf.if
 // CHECK: %[[BIN:.*]] = tensor.extract %[[H]]
 // CHECK: %[[NEW:.*]] = arith.addf %[[BIN]], %{{.*}} : f64
 // CHECK: tensor.insert %[[NEW]] into %[[H]]
+// SEQ-LABEL: func.func @histogram
+// SEQ-NOT: scf.forall
+// SEQ: scf.for {{.*}} iter_args(%{{.*}} = %arg0)
+// SEQ-NOT: scf.forall
+// SEQ: return
 func.func @histogram(%h: tensor<10xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>) -> tensor<10xf64> {
   %zero = arith.constant 0.0 : f64
   %r = soac.reduce_by_index dest(%h : tensor<10xf64>) indices(%i : tensor<?xindex>) ins(%v : tensor<?xf64>) init(%zero : f64) -> tensor<10xf64> {
