@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -34,11 +35,16 @@ void declareMaxThreads(ModuleOp module) {
   declaration.setPrivate();
 }
 
+bool tooLittleWork(Value work) {
+  std::optional<int64_t> known = getConstantIntValue(work);
+  return known && *known < kMinParallelWork;
+}
+
 SmallVector<Value>
 chooseByWork(ImplicitLocOpBuilder &b, const ConvertSoacToLoopsOptions &options,
              Value work, TypeRange types,
              function_ref<SmallVector<Value>(bool parallel)> build) {
-  if (!options.openmp)
+  if (!options.openmp || tooLittleWork(work))
     return build(false);
   Value enoughWork = arith::CmpIOp::create(
       b, arith::CmpIPredicate::uge, work, indexConstant(b, kMinParallelWork));
@@ -59,9 +65,10 @@ Value timesElements(ImplicitLocOpBuilder &b, Value n, Value tensor,
                     int64_t fromDim) {
   auto type = cast<RankedTensorType>(tensor.getType());
   Value work = n;
+  // Folded, so that static sizes give a constant (tooLittleWork).
   for (int64_t d = fromDim; d < type.getRank(); ++d)
-    work = arith::MulIOp::create(
-        b, work,
+    work = b.createOrFold<arith::MulIOp>(
+        work,
         type.isDynamicDim(d) ? Value(tensor::DimOp::create(b, tensor, d))
                              : indexConstant(b, type.getDimSize(d)));
   return work;

@@ -35,11 +35,16 @@ mlir::Value maxThreads(mlir::ImplicitLocOpBuilder &b);
 /// lowering called it.
 void declareMaxThreads(mlir::ModuleOp module);
 
+/// Whether `work` is a constant below kMinParallelWork: a parallel form
+/// would never run, so it is not built (static sizes: D-LSTM's gradient has
+/// 14-lane histograms in its time loops).
+bool tooLittleWork(mlir::Value work);
+
 /// An scf.if running `build(parallel = true)` when `work` (elements) reaches
 /// kMinParallelWork and there is more than one thread, else
 /// `build(parallel = false)`: on one thread the parallel forms would only
 /// add their costs (chunk partials, an OpenMP region per loop). Without
-/// OpenMP, only `build(false)`.
+/// OpenMP, or with tooLittleWork, only `build(false)`.
 llvm::SmallVector<mlir::Value>
 chooseByWork(mlir::ImplicitLocOpBuilder &b,
              const ConvertSoacToLoopsOptions &options, mlir::Value work,
@@ -49,7 +54,7 @@ chooseByWork(mlir::ImplicitLocOpBuilder &b,
 
 /// `n` times the number of elements of `tensor` from dimension `fromDim`
 /// on: the work of n rows shaped like `tensor` (fromDim 0) or like its rows
-/// (fromDim 1).
+/// (fromDim 1); a constant when all those sizes are static.
 mlir::Value timesElements(mlir::ImplicitLocOpBuilder &b, mlir::Value n,
                           mlir::Value tensor, int64_t fromDim);
 

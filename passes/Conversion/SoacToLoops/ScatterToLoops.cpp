@@ -383,27 +383,31 @@ private:
                                   IndexedUpdate update) const {
     Value n = rows.size(b);
     Value bins = binsOf(b, histogram.getDests());
+    auto sequential = [&] {
+      return updateRows(
+          b, indexConstant(b, 0), n, bins, histogram.getDests(),
+          [&](ImplicitLocOpBuilder &ib, Value i) {
+            return rows.rowsAt(ib, i);
+          },
+          update);
+    };
+    Value work = rowWork(b, histogram.getValues(), histogram, n);
+    if (tooLittleWork(work))
+      return sequential();
     Value chunks = arith::MinUIOp::create(
         b, indexConstant(b, options.numChunks), maxThreads(b));
     Value fewBins = arith::CmpIOp::create(
         b, arith::CmpIPredicate::ule, arith::MulIOp::create(b, bins, chunks),
         n);
     // With many bins the work counts as none: the sequential loop runs.
-    Value work = arith::SelectOp::create(
-        b, fewBins, rowWork(b, histogram.getValues(), histogram, n),
-        indexConstant(b, 0));
+    work = arith::SelectOp::create(b, fewBins, work, indexConstant(b, 0));
     return chooseByWork(
         b, options, work, histogram.getResultTypes(),
         [&](bool parallel) -> SmallVector<Value> {
           if (parallel)
             return chunkedHistogram(b, histogram, rows, n, bins, chunks,
                                     update);
-          return updateRows(
-              b, indexConstant(b, 0), n, bins, histogram.getDests(),
-              [&](ImplicitLocOpBuilder &ib, Value i) {
-                return rows.rowsAt(ib, i);
-              },
-              update);
+          return sequential();
         });
   }
 

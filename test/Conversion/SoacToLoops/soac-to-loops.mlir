@@ -304,6 +304,26 @@ func.func @histogram(%h: tensor<10xf64>, %i: tensor<?xindex>, %v: tensor<?xf64>)
 
 // -----
 
+// A histogram of static rows too few to repay a parallel region has no
+// parallel form at all (D-LSTM's gradient: 28 rows per time step).
+// CHECK-LABEL: func.func @small_static_histogram
+// CHECK-NOT: scf.forall
+// CHECK-NOT: soac_omp_max_threads
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %arg0)
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @small_static_histogram(%h: tensor<14xf64>, %i: tensor<28xindex>, %v: tensor<28xf64>) -> tensor<14xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.reduce_by_index dest(%h : tensor<14xf64>) indices(%i : tensor<28xindex>) ins(%v : tensor<28xf64>) init(%zero : f64) -> tensor<14xf64> {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    soac.yield %s : f64
+  }
+  return %r : tensor<14xf64>
+}
+
+// -----
+
 // reduce_by_index of a map's rows stacked (tensor.collapse_shape of its
 // results, as the sparse adjoints of nested reads are): one row of the map
 // at a time, and in it one row of the nested map at a time, then a loop over
