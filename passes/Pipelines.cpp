@@ -212,6 +212,8 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
+  // Temporaries that bufferization left in parallel loops, per iteration.
+  pm.addPass(soac::createSoacStackTemporaries());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   // After the conversion to OpenMP, which decides what runs in parallel.

@@ -419,3 +419,55 @@ def test_an_allocation_takes_the_smallest_kept_buffer_large_enough():
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+
+
+ROW_TEMPORARIES = """
+func.func @rows(%x: tensor<?x3xf64>) -> tensor<?xf64> {
+  %c2 = arith.constant 2 : index
+  %r = soac.map ins(%x : tensor<?x3xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<3xf64>):
+    %squares = soac.map ins(%row : tensor<3xf64>) -> tensor<3xf64> {
+    ^bb0(%a: f64):
+      %s = arith.mulf %a, %a : f64
+      soac.yield %s : f64
+    }
+    %last = tensor.extract %squares[%c2] : tensor<3xf64>
+    %sum = soac.reduce ins(%row : tensor<3xf64>) init(%last : f64) -> f64 {
+    ^bb0(%p: f64, %q: f64):
+      %t = arith.addf %p, %q : f64
+      soac.yield %t : f64
+    }
+    soac.yield %sum : f64
+  }
+  return %r : tensor<?xf64>
+}
+"""
+
+
+def nested_ops(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner
+                yield from nested_ops(inner.operation)
+
+
+def test_temporaries_of_parallel_rows_are_on_the_stack():
+    # Each row's 3-vector of squares is a temporary that the thread running
+    # the row needs for itself: on the stack (soac-stack-temporaries), not a
+    # malloc and free per row inside the parallel loop.
+    lowered = soac.lower(ROW_TEMPORARIES, only="rows")
+    loops = [op for op in nested_ops(lowered.operation) if op.operation.name == "omp.wsloop"]
+    assert loops
+    inside = [inner.operation for loop in loops for inner in nested_ops(loop.operation)]
+    assert any(op.name == "llvm.alloca" for op in inside)
+    assert not any(op.name == "llvm.call" and "alloc" in str(op.attributes["callee"]) for op in inside)
+    x = np.random.default_rng(3).standard_normal((50_001, 3))
+    expected = x[:, 2] ** 2 + x.sum(axis=1)
+    before = soac.get_num_threads()
+    try:
+        for count in (1, 2):
+            soac.set_num_threads(count)
+            np.testing.assert_allclose(soac.compile(ROW_TEMPORARIES, "rows")(x), expected, rtol=1e-12)
+    finally:
+        soac.set_num_threads(before)
