@@ -214,8 +214,10 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   // Temporaries that bufferization left in parallel loops, per iteration.
   pm.addPass(soac::createSoacStackTemporaries());
-  if (options.openmp)
+  if (options.openmp) {
+    pm.addPass(soac::createSoacParallelLoopsByWork());
     pm.addPass(createConvertSCFToOpenMPPass());
+  }
   // After the conversion to OpenMP, which decides what runs in parallel.
   pm.addPass(soac::createSoacLowerChecks());
   // exp, log and tanh as f64 arithmetic, so that loops calling them

@@ -257,6 +257,45 @@ def SoacCopiesToLoops : Pass<"soac-copies-to-loops"> {
   ];
 }
 
+def SoacParallelLoopsByWork
+    : Pass<"soac-parallel-loops-by-work", "mlir::ModuleOp"> {
+  let summary = "Run the parallel loops bufferization made in parallel only when they pay";
+  let description = [{
+    convert-soac-to-loops chooses between a parallel and a sequential form
+    of each SOAC at run time, by its work and the thread count. The
+    parallel loops made later, from the `linalg.fill` of a tensor filled
+    once or an iota, had no such choice: each started an OpenMP region
+    however few its iterations (seven per call of HAND's gradient, on
+    buffers of 22 to 544 rows). An `scf.parallel` directly in a function's
+    body, without reductions and whose body has no regions, becomes a nest
+    of `scf.for` when its iteration count is a constant below 2^14
+    (kMinParallelWork), and an `scf.if` choosing between it and that nest
+    at run time (enough iterations and more than one thread) when the count
+    is dynamic. The CPU pipeline runs it with OpenMP, before the conversion
+    to OpenMP.
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      memref.store %zero, %buffer[%i] : memref<?xf64>
+      scf.reduce
+    }
+    // becomes
+    %enough = arith.andi %work_reaches_2^14, %more_than_one_thread : i1
+    scf.if %enough {
+      scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
+    } else {
+      scf.for %i = %c0 to %n step %c1 {
+        memref.store %zero, %buffer[%i] : memref<?xf64>
+      }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::scf::SCFDialect",
+  ];
+}
+
 def SoacStackTemporaries : Pass<"soac-stack-temporaries"> {
   let summary = "Put the small temporaries of a parallel loop's iterations on the stack";
   let description = [{
