@@ -23,6 +23,7 @@ from mlir import ir
 
 import soac
 from soac.compiler import lower, public_functions, signature
+from soac.frontend import tracing
 from soac.runtime import jit
 
 from gpu_programs import CASES, SIZES, EmulatedGpu, assert_same_results, emulated, interpreted
@@ -107,16 +108,21 @@ def test_fold_blocks_must_be_positive():
         lower(soac.parse(source), options=NoBlocks(), only="sum")
 
 
+@pytest.mark.parametrize(
+    "bound", [tracing.GPU_SMALL_INNER_SIZE, tracing.SMALL_INNER_SIZE], ids=["dynamic-lanes", "static-lanes"]
+)
 @pytest.mark.parametrize("derivative", [False, True], ids=["primal", "gradient"])
-def test_time_loops_compute_what_the_cpu_build_does(derivative):
+def test_time_loops_compute_what_the_cpu_build_does(derivative, bound):
     """D-LSTM's time loop through the GPU pipeline, emulated: per step,
     reduces folded by one block, the softmax normaliser read by the kernels
     that use it, the running loss carried in a buffer a one-thread kernel
-    updates (soac-sink-scalar-reads). Five lanes, so that sizes are dynamic
-    as at ADBench's 14."""
+    updates (soac-sink-scalar-reads). Five lanes, dynamic as at ADBench's 14
+    in the GPU bundle's traces, and static (the default bound): their splats
+    of zeros filled on the GPU."""
     lstm = importlib.import_module("lstm")
     function, args = lstm.soac_version(*lstm.inputs(layers=2, c=6, b=5))
-    jitted = soac.value_and_grad(function, argnums=tuple(lstm.WRT)) if derivative else soac.jit(function)
+    traced_function = soac.value_and_grad(function, argnums=tuple(lstm.WRT)) if derivative else function
+    jitted = soac.jit(traced_function, static_inner_sizes_up_to=bound)
     expected = jitted(*args)
     expected = (expected[0], *expected[1]) if derivative else (expected,)
     traced = jitted.trace(*args)

@@ -137,6 +137,32 @@ LogicalResult checkSupported(Operation *op) {
       .Default([](Operation *) { return success(); });
 }
 
+/// Host constants of one value repeated (static zeros: the adjoints a
+/// gradient accumulates into) as splats of a scalar, which the kernels read
+/// as that scalar or a kernel fills on the GPU; as constants they became
+/// host globals copied into device memory at every use (D-LSTM's gradient
+/// with static inner sizes: nine copies, each a wait for the stream).
+void constantSplatsAsSplats(Operation *root) {
+  SmallVector<arith::ConstantOp> constants;
+  root->walk([&](arith::ConstantOp constant) {
+    auto value = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (value && isa<RankedTensorType>(constant.getType()) &&
+        !constant->getParentOfType<gpu::LaunchOp>() &&
+        !isa<SoacDialect>(constant->getParentOp()->getDialect()))
+      constants.push_back(constant);
+  });
+  for (arith::ConstantOp constant : constants) {
+    auto value = cast<SplatElementsAttr>(constant.getValue());
+    ImplicitLocOpBuilder b(constant.getLoc(), constant);
+    Value element = arith::ConstantOp::create(
+        b, cast<TypedAttr>(value.getSplatValue<Attribute>()));
+    Value splat = tensor::SplatOp::create(
+        b, cast<RankedTensorType>(constant.getType()), element, ValueRange{});
+    constant.replaceAllUsesWith(splat);
+    constant.erase();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -146,6 +172,7 @@ struct ConvertSoacToGPUPass
   using ConvertSoacToGPUBase::ConvertSoacToGPUBase;
 
   void runOnOperation() override {
+    constantSplatsAsSplats(getOperation());
     // The SOACs not nested in other SOACs, in program order: nested ones run
     // inside their parent's kernel.
     SmallVector<Operation *> soacs;

@@ -39,10 +39,11 @@ _TRACEABLE_DTYPES = frozenset(map(np.dtype, (*_FLOATS, "bool", "int8", "int16", 
 # (docs/benchmarks.md, "Static shapes against dynamic ones"), at the cost of
 # one compilation per such size. 16: two vectors of AVX-512 float64s.
 SMALL_INNER_SIZE = 16
-# The bound for traces lowered to the GPU (the GPU check bundle's): there a
-# static size turns a splat of it into a constant the host copies to the
-# device at each use (10 copies in D-LSTM's gradient, whose 14 would be
-# static), where a dynamic one is filled by a kernel.
+# The bound for traces lowered to the GPU (the GPU check bundle's), where the
+# timings on a GPU were measured with it: static sizes there have not been
+# timed on a GPU yet. (Their splats of zeros used to become host constants
+# copied to the device at each use; the GPU lowering now fills them on the
+# GPU as it does dynamic ones.)
 GPU_SMALL_INNER_SIZE = 4
 
 
