@@ -468,6 +468,6 @@ def test_temporaries_of_parallel_rows_are_on_the_stack():
     try:
         for count in (1, 2):
             soac.set_num_threads(count)
-            np.testing.assert_allclose(soac.compile(ROW_TEMPORARIES, "rows")(x), expected, rtol=1e-12)
+            np.testing.assert_allclose(soac.compile(ROW_TEMPORARIES, "rows")(x), expected, rtol=1e-12, atol=1e-12)
     finally:
         soac.set_num_threads(before)
