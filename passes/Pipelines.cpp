@@ -212,9 +212,9 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
-  // Temporaries that bufferization left in parallel loops, per iteration.
-  pm.addPass(soac::createSoacStackTemporaries());
   if (options.openmp) {
+    // Temporaries that bufferization left in parallel loops, per iteration.
+    pm.addPass(soac::createSoacStackTemporaries());
     pm.addPass(soac::createSoacParallelLoopsByWork());
     pm.addPass(createConvertSCFToOpenMPPass());
   }

@@ -33,7 +33,7 @@ namespace {
 /// SOAC lowering's own parallel loops sit in the branch of its choice, or in
 /// other parallel loops), without reductions, and whose body is a straight
 /// line (a fill, an iota: copying it into the sequential form costs little).
-bool madeByBufferization(scf::ParallelOp loop) {
+bool isTopLevelStraightLoop(scf::ParallelOp loop) {
   if (!isa<func::FuncOp>(loop->getParentOp()) || loop.getNumReductions() != 0)
     return false;
   return llvm::all_of(loop.getBody()->without_terminator(),
@@ -69,7 +69,7 @@ struct SoacParallelLoopsByWork
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> loops;
     getOperation()->walk([&](scf::ParallelOp loop) {
-      if (madeByBufferization(loop))
+      if (isTopLevelStraightLoop(loop))
         loops.push_back(loop);
     });
     for (scf::ParallelOp loop : loops) {

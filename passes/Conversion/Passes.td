@@ -304,12 +304,13 @@ def SoacStackTemporaries : Pass<"soac-stack-temporaries"> {
     frees costs a malloc, a free and, in a checked call, two updates of the
     call's record of live buffers, per iteration: BA's gradient on two
     threads ran slower than on one. A `memref.alloc` of static shape and at
-    most 4 KiB, directly in the body of an `scf.parallel` and freed by one
-    `memref.dealloc` in that body, becomes a `memref.alloca`, and the body
-    goes into a `memref.alloca_scope`, so that every iteration gives its
-    stack back (also where the loop runs sequentially). Loops with
-    reductions are left alone. The CPU pipeline runs it after deallocation,
-    once every parallel loop is an `scf.parallel`.
+    most 4 KiB (64 KiB in all per loop body), directly in the body of an
+    `scf.parallel` and freed by one `memref.dealloc` in that body, becomes a
+    `memref.alloca`, and the body goes into a `memref.alloca_scope`, so that
+    every iteration gives its stack back. Loops with reductions are left
+    alone. The CPU pipeline runs it with OpenMP, after deallocation, once
+    every parallel loop is an `scf.parallel`, and before the conversion to
+    OpenMP (which keeps the scope inside each iteration).
 
     ```mlir
     scf.parallel (%i) = (%c0) to (%n) step (%c1) {

@@ -25,20 +25,25 @@ using namespace mlir;
 
 namespace {
 
-/// The most bytes one temporary may take on the stack: an OpenMP worker's
-/// stack is 4 MiB by default, and an iteration holds a handful of them.
+/// The most bytes one temporary may take on the stack, and all those of one
+/// loop body together: an OpenMP worker's stack is 4 MiB by default, and
+/// nested parallel loops add up their bodies' temporaries.
 constexpr int64_t kMaxStackBytes = 4096;
+constexpr int64_t kMaxStackBytesPerBody = 64 * 1024;
 
-/// Whether `type` is static and at most kMaxStackBytes.
-bool fitsOnTheStack(MemRefType type) {
-  if (!type.hasStaticShape())
-    return false;
+/// The bytes of a buffer of static shape, allocated without layout symbols
+/// (which a memref.alloca would need too), with elements of known size.
+std::optional<int64_t> staticBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (!type.hasStaticShape() || !alloc.getSymbolOperands().empty())
+    return std::nullopt;
   Type element = type.getElementType();
-  int64_t bytes = element.isIndex() ? 8
-                  : element.isIntOrFloat()
-                      ? llvm::divideCeil(element.getIntOrFloatBitWidth(), 8)
-                      : 0;
-  return bytes > 0 && type.getNumElements() * bytes <= kMaxStackBytes;
+  if (!element.isIndex() && !element.isIntOrFloat())
+    return std::nullopt;
+  int64_t elementBytes =
+      element.isIndex() ? 8
+                        : llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  return type.getNumElements() * elementBytes;
 }
 
 /// The one unconditional dealloc of `alloc` in its own block, when that is
@@ -84,14 +89,17 @@ struct SoacStackTemporaries
         loops.push_back(loop);
     });
     for (scf::ParallelOp loop : loops) {
-      bool moved = false;
+      int64_t onTheStack = 0;
       for (auto alloc :
            llvm::make_early_inc_range(loop.getBody()->getOps<memref::AllocOp>())) {
-        if (!fitsOnTheStack(alloc.getType()))
+        std::optional<int64_t> bytes = staticBytes(alloc);
+        if (!bytes || *bytes > kMaxStackBytes ||
+            onTheStack + *bytes > kMaxStackBytesPerBody)
           continue;
         memref::DeallocOp dealloc = deallocInSameBlock(alloc);
         if (!dealloc)
           continue;
+        onTheStack += *bytes;
         OpBuilder b(alloc);
         auto alloca = memref::AllocaOp::create(
             b, alloc.getLoc(), alloc.getType(), ValueRange{},
@@ -99,9 +107,8 @@ struct SoacStackTemporaries
         dealloc.erase();
         alloc.replaceAllUsesWith(alloca.getResult());
         alloc.erase();
-        moved = true;
       }
-      if (moved)
+      if (onTheStack > 0)
         scopeBody(loop);
     }
   }

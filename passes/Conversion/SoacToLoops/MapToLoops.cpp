@@ -207,9 +207,9 @@ private:
     if (!parallel)
       return build(false);
     // Rows written or rows read, whichever is larger.
-    Value work =
-        arith::MaxUIOp::create(b, timesElements(b, n, outputs.front(), 1),
-                               rowWork(b, map.getInputs(), map, n));
+    Value work = b.createOrFold<arith::MaxUIOp>(
+        timesElements(b, n, outputs.front(), 1),
+        rowWork(b, map.getInputs(), map, n));
     return chooseByWork(b, options, work, map.getResultTypes(), build);
   }
 

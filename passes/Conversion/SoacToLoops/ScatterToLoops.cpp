@@ -99,15 +99,22 @@ Value binsOf(ImplicitLocOpBuilder &b, ValueRange dests) {
   return bins;
 }
 
+/// The loop over all `n` rows of `rows` updating `dests` (of `bins` rows).
+SmallVector<Value> updateAllRows(ImplicitLocOpBuilder &b,
+                                 const RowReader &rows, Value n, Value bins,
+                                 ValueRange dests, IndexedUpdate update) {
+  return updateRows(
+      b, indexConstant(b, 0), n, bins, dests,
+      [&](ImplicitLocOpBuilder &ib, Value i) { return rows.rowsAt(ib, i); },
+      update);
+}
+
 SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
                                    const RowReader &rows, ValueRange dests,
                                    IndexedUpdate update) {
   Value n = rows.size(b);
   Value bins = binsOf(b, dests);
-  return updateRows(
-      b, indexConstant(b, 0), n, bins, dests,
-      [&](ImplicitLocOpBuilder &ib, Value i) { return rows.rowsAt(ib, i); },
-      update);
+  return updateAllRows(b, rows, n, bins, dests, update);
 }
 
 /// A tensor shaped like `dest` whose every row is the neutral element `init`
@@ -131,7 +138,10 @@ Value neutralBins(ImplicitLocOpBuilder &b, Value init, Value dest) {
 /// parallel into bins of its own that start from the neutral elements; then,
 /// in parallel over the bins, each destination's bin folded with every
 /// chunk's, in chunk order (so the result is the sequential fold,
-/// reassociated).
+/// reassociated). A bin that no row of a chunk reaches is folded with the
+/// neutral element, which leaves it as it is when the neutral element is
+/// exact (IEEE addition of +0.0 makes a -0.0 bin +0.0, as a chunked reduce
+/// does).
 SmallVector<Value> chunkedHistogram(ImplicitLocOpBuilder &b,
                                     ReduceByIndexOp histogram,
                                     const RowReader &rows, Value n, Value bins,
@@ -384,12 +394,7 @@ private:
     Value n = rows.size(b);
     Value bins = binsOf(b, histogram.getDests());
     auto sequential = [&] {
-      return updateRows(
-          b, indexConstant(b, 0), n, bins, histogram.getDests(),
-          [&](ImplicitLocOpBuilder &ib, Value i) {
-            return rows.rowsAt(ib, i);
-          },
-          update);
+      return updateAllRows(b, rows, n, bins, histogram.getDests(), update);
     };
     Value work = rowWork(b, histogram.getValues(), histogram, n);
     if (tooLittleWork(work))
