@@ -2,11 +2,14 @@
 // bin's row and the value's row computes its result in the bin's row (a
 // slice of the loop's accumulator that only the branch taking the bin reads),
 // so bufferization copies nothing per row: the one allocation left in the
-// sequential lowering is the copy of the destination argument. (With OpenMP,
-// the chunked form chosen at run time for few bins allocates its chunks' bins
-// once, before its loops: soac-to-loops.mlir.)
+// sequential lowering is the copy of the destination argument. With OpenMP,
+// the chunked form chosen at run time for few bins (soac-to-loops.mlir)
+// allocates all chunks' bins once, before its loops, and computes each
+// chunk's in place in its slice; the merge writes into the copy of the
+// destination: no allocation inside either parallel loop.
 // RUN: soac-opt %s --convert-soac-to-loops | FileCheck %s
 // RUN: soac-opt %s --soac-lower-to-cpu=openmp=false | FileCheck %s --check-prefix=LOWERED
+// RUN: soac-opt %s --soac-lower-to-cpu -mlir-print-ir-after=soac-copies-to-loops -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUFFERS
 
 // CHECK-LABEL: func.func @histogram_of_rows
 // CHECK: } else {
@@ -19,6 +22,17 @@
 // CHECK: tensor.insert_slice {{.*}} into %[[ACC]]
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[ACC]]
+
+// BUFFERS-LABEL: func.func @histogram_of_rows
+// BUFFERS: scf.if
+// BUFFERS: memref.alloc({{.*}}) {{.*}} : memref<?x?x?xf64>
+// BUFFERS: scf.forall
+// BUFFERS-NOT: memref.alloc
+// BUFFERS: memref.alloc({{.*}}) {{.*}} : memref<?x?xf64>
+// BUFFERS-NEXT: memref.copy %arg0
+// BUFFERS-NEXT: scf.forall
+// BUFFERS-NOT: memref.alloc
+// BUFFERS: } else {
 
 // LOWERED-LABEL: llvm.func @histogram_of_rows
 // LOWERED-COUNT-1: llvm.call @_mlir_memref_to_llvm_aligned_alloc
