@@ -378,7 +378,7 @@ struct ReduceByIndexToLoops : OpRewritePattern<ReduceByIndexOp> {
     SmallVector<Value> results =
         !options.openmp || isNestedInParallelOp(histogram)
             ? updateAtIndices(b, rows, histogram.getDests(), update)
-            : chosenByWork(b, histogram, rows, update);
+            : sequentialOrChunked(b, histogram, rows, update);
     replaceAndEraseFused(rewriter, histogram, results, rows);
     return success();
   }
@@ -387,7 +387,7 @@ private:
   /// The chunked histogram when its rows' work repays a parallel region and
   /// its chunks' bins, made and merged, are no more than its rows (one chunk
   /// per thread); else the sequential loop.
-  SmallVector<Value> chosenByWork(ImplicitLocOpBuilder &b,
+  SmallVector<Value> sequentialOrChunked(ImplicitLocOpBuilder &b,
                                   ReduceByIndexOp histogram,
                                   const RowReader &rows,
                                   IndexedUpdate update) const {
