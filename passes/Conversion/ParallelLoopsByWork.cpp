@@ -25,7 +25,6 @@ namespace soac {
 } // namespace soac
 
 using namespace mlir;
-using soac::loops::kMinParallelWork;
 
 namespace {
 
@@ -75,22 +74,16 @@ struct SoacParallelLoopsByWork
     for (scf::ParallelOp loop : loops) {
       ImplicitLocOpBuilder b(loop.getLoc(), loop);
       Value work = iterations(b, loop);
-      if (std::optional<int64_t> known = getConstantIntValue(work)) {
-        if (*known >= kMinParallelWork)
-          continue;
+      if (soac::loops::tooLittleWork(work)) {
         sequentialCopy(b, loop);
         loop.erase();
         continue;
       }
-      Value enoughWork = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::uge, work,
-          arith::ConstantIndexOp::create(b, kMinParallelWork));
-      Value threads = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ugt, soac::loops::maxThreads(b),
-          arith::ConstantIndexOp::create(b, 1));
-      auto choice = scf::IfOp::create(
-          b, arith::AndIOp::create(b, enoughWork, threads),
-          /*withElseRegion=*/true);
+      // A static count that reaches the threshold stays parallel as it is.
+      if (getConstantIntValue(work))
+        continue;
+      auto choice = scf::IfOp::create(b, soac::loops::parallelPays(b, work),
+                                      /*withElseRegion=*/true);
       b.setInsertionPointToStart(choice.elseBlock());
       sequentialCopy(b, loop);
       loop->moveBefore(choice.thenBlock()->getTerminator());

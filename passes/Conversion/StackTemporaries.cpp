@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 
 namespace soac {
 #define GEN_PASS_DEF_SOACSTACKTEMPORARIES
@@ -31,18 +32,16 @@ namespace {
 constexpr int64_t kMaxStackBytes = 4096;
 constexpr int64_t kMaxStackBytesPerBody = 64 * 1024;
 
-/// The bytes of a buffer of static shape, allocated without layout symbols
-/// (which a memref.alloca would need too), with elements of known size.
+/// The bytes of a buffer of static shape of scalars, allocated without
+/// layout symbols (which a memref.alloca would need too).
 std::optional<int64_t> staticBytes(memref::AllocOp alloc) {
   MemRefType type = alloc.getType();
-  if (!type.hasStaticShape() || !alloc.getSymbolOperands().empty())
+  if (!type.hasStaticShape() || !alloc.getSymbolOperands().empty() ||
+      !type.getElementType().isIntOrIndexOrFloat())
     return std::nullopt;
-  Type element = type.getElementType();
-  if (!element.isIndex() && !element.isIntOrFloat())
-    return std::nullopt;
+  // As soac-lower-checks sizes allocations.
   int64_t elementBytes =
-      element.isIndex() ? 8
-                        : llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+      DataLayout::closest(alloc).getTypeSize(type.getElementType());
   return type.getNumElements() * elementBytes;
 }
 
@@ -62,8 +61,7 @@ memref::DeallocOp deallocInSameBlock(memref::AllocOp alloc) {
 }
 
 /// Moves the body of `loop`, but its terminator, into a memref.alloca_scope,
-/// so that each iteration gives its stack temporaries back (also when the
-/// loop runs sequentially, where no OpenMP region scopes it).
+/// so that each iteration gives its stack temporaries back.
 void scopeBody(scf::ParallelOp loop) {
   Block *body = loop.getBody();
   OpBuilder b(loop.getContext());

@@ -40,18 +40,22 @@ bool tooLittleWork(Value work) {
   return known && *known < kMinParallelWork;
 }
 
+Value parallelPays(ImplicitLocOpBuilder &b, Value work) {
+  Value enoughWork = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::uge, work, indexConstant(b, kMinParallelWork));
+  Value threads = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                        maxThreads(b), indexConstant(b, 1));
+  return arith::AndIOp::create(b, enoughWork, threads);
+}
+
 SmallVector<Value>
 chooseByWork(ImplicitLocOpBuilder &b, const ConvertSoacToLoopsOptions &options,
              Value work, TypeRange types,
              function_ref<SmallVector<Value>(bool parallel)> build) {
   if (!options.openmp || tooLittleWork(work))
     return build(false);
-  Value enoughWork = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::uge, work, indexConstant(b, kMinParallelWork));
-  Value threads = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                        maxThreads(b), indexConstant(b, 1));
-  Value enough = arith::AndIOp::create(b, enoughWork, threads);
-  auto choice = scf::IfOp::create(b, types, enough, true, true);
+  auto choice =
+      scf::IfOp::create(b, types, parallelPays(b, work), true, true);
   for (auto [block, parallel] :
        {std::pair{choice.thenBlock(), true}, {choice.elseBlock(), false}}) {
     OpBuilder::InsertionGuard guard(b);

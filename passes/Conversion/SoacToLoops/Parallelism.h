@@ -40,6 +40,10 @@ void declareMaxThreads(mlir::ModuleOp module);
 /// 14-lane histograms in its time loops).
 bool tooLittleWork(mlir::Value work);
 
+/// Whether a parallel form pays at run time: `work` (elements) reaches
+/// kMinParallelWork and there is more than one thread (an i1).
+mlir::Value parallelPays(mlir::ImplicitLocOpBuilder &b, mlir::Value work);
+
 /// An scf.if running `build(parallel = true)` when `work` (elements) reaches
 /// kMinParallelWork and there is more than one thread, else
 /// `build(parallel = false)`: on one thread the parallel forms would only

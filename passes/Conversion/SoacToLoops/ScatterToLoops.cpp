@@ -52,10 +52,6 @@ std::pair<Value, Value> checkedIndex(ImplicitLocOpBuilder &b, Value index,
 using IndexedUpdate = function_ref<SmallVector<Value>(
     ImplicitLocOpBuilder &, ValueRange dests, ValueRange values, Value index)>;
 
-/// Row `i` of the tensors an update reads: (index, values...).
-using RowsAt =
-    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value i)>;
-
 /// Updates `state` with one row (index, values...) when its index is in
 /// range of `bins`.
 SmallVector<Value> updateOne(ImplicitLocOpBuilder &b, ArrayRef<Value> row,
@@ -71,17 +67,17 @@ SmallVector<Value> updateOne(ImplicitLocOpBuilder &b, ArrayRef<Value> row,
   return llvm::to_vector_of<Value>(ifInRange.getResults());
 }
 
-/// The loop over rows [lo, hi) (from `rowsAt`) updating `dests` (of `bins`
-/// rows).
+/// The loop over rows [lo, hi) of `rows` (index, values...) updating
+/// `dests` (of `bins` rows).
 SmallVector<Value> updateRows(ImplicitLocOpBuilder &b, Value lo, Value hi,
-                              Value bins, ValueRange dests, RowsAt rowsAt,
-                              IndexedUpdate update) {
+                              Value bins, ValueRange dests,
+                              const RowReader &rows, IndexedUpdate update) {
   auto loop = markRowLoop(scf::ForOp::create(
       b, lo, hi, indexConstant(b, 1), dests,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange state) {
         ImplicitLocOpBuilder ib(loc, nested);
         scf::YieldOp::create(
-            ib, updateOne(ib, rowsAt(ib, i), bins, state, update));
+            ib, updateOne(ib, rows.rowsAt(ib, i), bins, state, update));
       }));
   return llvm::to_vector_of<Value>(loop.getResults());
 }
@@ -99,22 +95,12 @@ Value binsOf(ImplicitLocOpBuilder &b, ValueRange dests) {
   return bins;
 }
 
-/// The loop over all `n` rows of `rows` updating `dests` (of `bins` rows).
-SmallVector<Value> updateAllRows(ImplicitLocOpBuilder &b,
-                                 const RowReader &rows, Value n, Value bins,
-                                 ValueRange dests, IndexedUpdate update) {
-  return updateRows(
-      b, indexConstant(b, 0), n, bins, dests,
-      [&](ImplicitLocOpBuilder &ib, Value i) { return rows.rowsAt(ib, i); },
-      update);
-}
-
 SmallVector<Value> updateAtIndices(ImplicitLocOpBuilder &b,
                                    const RowReader &rows, ValueRange dests,
                                    IndexedUpdate update) {
   Value n = rows.size(b);
   Value bins = binsOf(b, dests);
-  return updateAllRows(b, rows, n, bins, dests, update);
+  return updateRows(b, indexConstant(b, 0), n, bins, dests, rows, update);
 }
 
 /// A tensor shaped like `dest` whose every row is the neutral element `init`
@@ -155,12 +141,7 @@ SmallVector<Value> chunkedHistogram(ImplicitLocOpBuilder &b,
         for (auto [init, dest] :
              llvm::zip(histogram.getInits(), histogram.getDests()))
           own.push_back(neutralBins(ib, init, dest));
-        return updateRows(
-            ib, lo, hi, bins, own,
-            [&](ImplicitLocOpBuilder &jb, Value i) {
-              return rows.rowsAt(jb, i);
-            },
-            update);
+        return updateRows(ib, lo, hi, bins, own, rows, update);
       });
   auto mergeBin = [&](ImplicitLocOpBuilder &ib, Value bin,
                       ArrayRef<Value> destRows) -> SmallVector<Value> {
@@ -293,12 +274,8 @@ SmallVector<Value> addBatch(PatternRewriter &rewriter, ImplicitLocOpBuilder &b,
   // Read as the histogram's own operands are: their sizes compared first
   // (a batch with fewer values than indices would be read past its end).
   RowReader batchRows(rows, histogram);
-  return updateRows(
-      b, indexConstant(b, 0), batchRows.size(b), bins, state,
-      [&](ImplicitLocOpBuilder &jb, Value j) {
-        return batchRows.rowsAt(jb, j);
-      },
-      update);
+  return updateRows(b, indexConstant(b, 0), batchRows.size(b), bins, state,
+                    batchRows, update);
 }
 
 struct ScatterToLoops : OpRewritePattern<ScatterOp> {
@@ -394,7 +371,8 @@ private:
     Value n = rows.size(b);
     Value bins = binsOf(b, histogram.getDests());
     auto sequential = [&] {
-      return updateAllRows(b, rows, n, bins, histogram.getDests(), update);
+      return updateRows(b, indexConstant(b, 0), n, bins, histogram.getDests(),
+                        rows, update);
     };
     Value work = rowWork(b, histogram.getValues(), histogram, n);
     if (tooLittleWork(work))
