@@ -6,6 +6,8 @@ their inputs, the CPU build's outputs, the JAX/PyTorch twins and the runner
 
     .venv/bin/python tools/gpu_bundle/build.py                 # build/gpu-bundle (make gpu-bundle)
     .venv/bin/python tools/gpu_bundle/build.py --subset OUT    # a few programs, for the tests
+    .venv/bin/python tools/gpu_bundle/build.py OUT --adbench lstm,gmm --static-inner-sizes-up-to 16
+                                        # only these ADBench programs, traced with another bound
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from host_accesses import host_buffer_accesses  # noqa: E402
 import soac  # noqa: E402
 from soac import ptx  # noqa: E402
 from soac.compiler import GpuOptions, lower, public_functions, signature  # noqa: E402
+from soac.frontend import tracing  # noqa: E402
 from soac.runtime import aot  # noqa: E402
 
 # What one device machine may receive.
@@ -81,7 +84,8 @@ def git_commit() -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
+def build(out: pathlib.Path, subset: bool, chip: str, adbench: tuple[str, ...] | None = None,
+          static_inner_sizes_up_to: int = tracing.GPU_SMALL_INNER_SIZE) -> dict:
     start = time.perf_counter()
     # Cubin and PTX where ptxas is here (the driver then loads without JIT), PTX alone otherwise;
     # host code reading buffers by copies, so that the runner may try device memory.
@@ -90,7 +94,9 @@ def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     context = ir.Context()
-    if subset:
+    if adbench is not None:
+        selected = catalog.adbench_programs(adbench, ("small", "large"), (False, True), static_inner_sizes_up_to)
+    elif subset:
         selected = catalog.suite_programs(context, SUBSET["suite"], SUBSET["suite_sizes"])
         selected += catalog.adbench_programs(("kmeans",), ("small",), (False,))
         selected += catalog.failure_programs(context, ("gather",))
@@ -133,7 +139,8 @@ def build(out: pathlib.Path, subset: bool, chip: str) -> dict:
         "chip": options.chip,
         "kernels": "cubin and PTX (fatbin)" if options.format == "fatbin" else "PTX",
         "pipeline": options.pipeline(),
-        "subset": subset,
+        "subset": subset or adbench is not None,
+        "static_inner_sizes_up_to": static_inner_sizes_up_to,
         "seconds": round(time.perf_counter() - start, 1),
     }
     written = manifest.write(out, built, programs)
@@ -147,8 +154,15 @@ def main() -> None:
     parser.add_argument("out", nargs="?", default=str(catalog.ROOT / "build" / "gpu-bundle"))
     parser.add_argument("--subset", action="store_true", help="a few programs of each kind (for the tests)")
     parser.add_argument("--chip", default="sm_90")
+    parser.add_argument("--adbench", metavar="NAMES",
+                        help=f"only these ADBench programs, comma-separated (of {', '.join(catalog.ADBENCH)})")
+    parser.add_argument("--static-inner-sizes-up-to", type=int, default=tracing.GPU_SMALL_INNER_SIZE, metavar="N",
+                        help="trace the ADBench programs with inner sizes up to N static (default: %(default)s)")
     options = parser.parse_args()
-    written = build(pathlib.Path(options.out), options.subset, options.chip)
+    adbench = tuple(options.adbench.split(",")) if options.adbench else None
+    if adbench and set(adbench) - set(catalog.ADBENCH):
+        parser.error(f"--adbench takes {', '.join(catalog.ADBENCH)}")
+    written = build(pathlib.Path(options.out), options.subset, options.chip, adbench, options.static_inner_sizes_up_to)
     failed = [p["name"] for p in written["programs"] if "build_error" in p]
     if failed:
         print(f"not built (listed as failed in the manifest): {', '.join(failed)}")

@@ -105,7 +105,8 @@ def suite_programs(context: ir.Context, only: set[str] | None, sizes: list[int])
     return programs
 
 
-def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives: tuple[bool, ...]) -> list[Program]:
+def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives: tuple[bool, ...],
+                     static_inner_sizes_up_to: int = tracing.GPU_SMALL_INNER_SIZE) -> list[Program]:
     """Each objective and its value and gradient, traced by the frontend
     (dynamic sizes: one library serves every size whose trace is the same).
 
@@ -122,7 +123,7 @@ def adbench_programs(names: tuple[str, ...], sizes: tuple[str, ...], derivatives
             for size in sizes:
                 function, args = module.soac_version(*module.inputs(**module.SIZES[size]))
                 traced_function = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else function
-                jitted = soac.jit(traced_function, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
+                jitted = soac.jit(traced_function, static_inner_sizes_up_to=static_inner_sizes_up_to)
                 traced = jitted.trace(*args)
                 program = by_trace.get(str(traced.module))
                 if program is None:
