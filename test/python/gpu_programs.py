@@ -229,6 +229,102 @@ func.func @histogram_per_row(%idx: tensor<?x?xindex>, %val: tensor<?x?xf32>, %bi
 }
 
 
+// Per row, a histogram per row of its index table, summed over the table's
+// rows (the dense adjoint of a gather two maps deep): each histogram is
+// computed once into the thread's scratch, not once per bin read.
+func.func @summed_histograms_per_row(%idx: tensor<?x?x?xindex>, %val: tensor<?x?x?xf32>, %bins: index) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = soac.map ins(%idx, %val : tensor<?x?x?xindex>, tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%i: tensor<?x?xindex>, %v: tensor<?x?xf32>):
+    %hs = soac.map ins(%i, %v : tensor<?x?xindex>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb1(%ir: tensor<?xindex>, %vr: tensor<?xf32>):
+      %z = tensor.splat %zero[%bins] : tensor<?xf32>
+      %h = soac.reduce_by_index dest(%z : tensor<?xf32>) indices(%ir : tensor<?xindex>) ins(%vr : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+      ^bb2(%a: f32, %b: f32):
+        %t = arith.addf %a, %b : f32
+        soac.yield %t : f32
+      }
+      soac.yield %h : tensor<?xf32>
+    }
+    %z0 = tensor.splat %zero[%bins] : tensor<?xf32>
+    %s = soac.reduce ins(%hs : tensor<?x?xf32>) init(%z0 : tensor<?xf32>) -> tensor<?xf32> {
+    ^bb1(%a: tensor<?xf32>, %b: tensor<?xf32>):
+      %t = soac.map ins(%a, %b : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb2(%p: f32, %q: f32):
+        %u = arith.addf %p, %q : f32
+        soac.yield %u : f32
+      }
+      soac.yield %t : tensor<?xf32>
+    }
+    soac.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+
+// Per row x, each component k's product Q_k x (a row of dot products) and
+// its squared norm, read by three SOACs: the components are computed once
+// into the thread's scratch, not again by each reader.
+func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?x?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<?x?x?xf64>
+  %r:3 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?xf64>, tensor<?x?xf64> {
+  ^bb0(%xr: tensor<?xf64>):
+    %c:2 = soac.map ins(%q : tensor<?x?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64> {
+    ^bb1(%qk: tensor<?x?xf64>):
+      %v = soac.map ins(%qk : tensor<?x?xf64>) -> tensor<?xf64> {
+      ^bb2(%qrow: tensor<?xf64>):
+        %p = soac.map ins(%qrow, %xr : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.mulf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %d = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.addf %a, %b : f64
+          soac.yield %t : f64
+        }
+        soac.yield %d : f64
+      }
+      %sq = soac.map ins(%v, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.mulf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %s = soac.reduce ins(%sq : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      soac.yield %s, %v : f64, tensor<?xf64>
+    }
+    %total = soac.reduce ins(%c#0 : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %largest = soac.reduce ins(%c#0 : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.maximumf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %z = tensor.splat %zero[%m] : tensor<?xf64>
+    %sum = soac.reduce ins(%c#1 : tensor<?x?xf64>) init(%z : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb1(%a: tensor<?xf64>, %b: tensor<?xf64>):
+      %t = soac.map ins(%a, %b : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%e: f64, %f: f64):
+        %u = arith.addf %e, %f : f64
+        soac.yield %u : f64
+      }
+      soac.yield %t : tensor<?xf64>
+    }
+    soac.yield %total, %largest, %sum : f64, f64, tensor<?xf64>
+  }
+  return %r#0, %r#1, %r#2 : tensor<?xf64>, tensor<?xf64>, tensor<?x?xf64>
+}
+
+
 func.func @sum_of_matrices(%x: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %s = soac.reduce ins(%x : tensor<?x?x?xf32>) init(%init : tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):
@@ -522,6 +618,8 @@ CASES = {
     "insert_per_row": (ROWS, lambda n: (floats(n, 3),)),
     "matrix_per_row": (ROWS, lambda n: (floats(n, dtype=np.float32), floats(2, dtype=np.float32))),
     "histogram_per_row": (ROWS, lambda n: (rng.integers(0, 4, (n, 9)), floats(n, 9, dtype=np.float32), 4)),
+    "summed_histograms_per_row": (ROWS, lambda n: (rng.integers(-1, 7, (n, 3, 5)), floats(n, 3, 5, dtype=np.float32), 6)),
+    "component_products_per_row": (ROWS, lambda n: (floats(n, 4), floats(3, 5, 4))),
     "sum_of_matrices": (ROWS, lambda n: (floats(n, 3, 4, dtype=np.float32), np.zeros((3, 4), np.float32))),
     "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),

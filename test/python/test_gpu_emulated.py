@@ -45,6 +45,8 @@ EMULATED = [
     "insert_per_row",
     "matrix_per_row",
     "histogram_per_row",
+    "summed_histograms_per_row",
+    "component_products_per_row",
     "sum_of_matrices",
     "histogram_of_rows",
     "sum_count_min_histogram",
@@ -122,7 +124,22 @@ def test_time_loops_compute_what_the_cpu_build_does(derivative, bound):
     lstm = importlib.import_module("lstm")
     function, args = lstm.soac_version(*lstm.inputs(layers=2, c=6, b=5))
     traced_function = soac.value_and_grad(function, argnums=tuple(lstm.WRT)) if derivative else function
-    jitted = soac.jit(traced_function, static_inner_sizes_up_to=bound)
+    assert_emulated_as_on_cpu(soac.jit(traced_function, static_inner_sizes_up_to=bound), args, derivative)
+
+
+def test_gmm_gradient_computes_what_the_cpu_build_does():
+    """GMM's gradient through the GPU pipeline, emulated: one thread per
+    point whose components (a scalar and a row of products each, read by
+    several SOACs) are computed once into scratch memory, and a thread per
+    component summing the histograms of its icf adjoint's rows, each
+    computed once into scratch."""
+    gmm = importlib.import_module("gmm")
+    function, args = gmm.soac_version(*gmm.inputs(d=5, K=3, n=37))
+    gradient = soac.value_and_grad(function, argnums=tuple(gmm.WRT))
+    assert_emulated_as_on_cpu(soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE), args, True)
+
+
+def assert_emulated_as_on_cpu(jitted, args, derivative: bool) -> None:
     expected = jitted(*args)
     expected = (expected[0], *expected[1]) if derivative else (expected,)
     traced = jitted.trace(*args)

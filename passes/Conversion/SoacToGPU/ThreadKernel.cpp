@@ -832,29 +832,66 @@ private:
   }
 
   /// Nested maps whose results are computed once per thread into scratch
-  /// memory rather than where each element is read (`keptInScratch`): maps
-  /// of scalars whose elements cost a loop (their bodies hold SOACs) and
-  /// whose results only SOACs read (all of their elements, often several
-  /// times: the adjoint of a matrix-vector product reads each element of
-  /// the product in several places, and recomputing it there made GMM's
-  /// gradient kernel do d times the work of its primal). The scratch of a
-  /// map has one slot per element of each map around it (so an element of
-  /// an outer map computed again writes the same slot with the same values,
-  /// and no view of an earlier element is overwritten), then its own
-  /// elements, then the thread, innermost, so that a warp's accesses
-  /// coalesce.
+  /// memory rather than where each element is read (`keptInScratch`), when
+  /// only SOACs read them (all of their elements, often several times):
+  ///  - maps of scalars whose elements cost a loop (their bodies hold
+  ///    SOACs): the adjoint of a matrix-vector product reads each element
+  ///    of the product in several places, and recomputing it there made
+  ///    GMM's gradient kernel do d times the work of its primal;
+  ///  - maps of scalars and rows of which one costs a loop per element
+  ///    (`costlyRow`): read element by element, each element ran the body
+  ///    again. A histogram row was computed whole for each element (the
+  ///    dense adjoint per row of a gather two maps deep, summed over the
+  ///    rows: GMM's icf adjoint did bins times the work of its histograms);
+  ///    GMM's adjoint per point read each component's `Q (x - mu)` (a map
+  ///    of dot products) from six SOACs, each of which ran the component
+  ///    again, and its adjoint products read each element d times.
+  /// The second kind's scratch is no larger than what its costly row takes
+  /// when computed once per element of the maps around it.
+  /// The scratch of a map has one slot per element of each map around it
+  /// (so an element of an outer map computed again writes the same slot
+  /// with the same values, and no view of an earlier element is
+  /// overwritten), then its own elements (and a row's), then the thread,
+  /// innermost, so that a warp's accesses coalesce.
   static bool keptInScratch(MapOp inner) {
-    bool scalars = llvm::none_of(
-        inner.getBody().front().getTerminator()->getOperandTypes(), isTensor);
-    bool costly = false;
-    inner.getBody().walk([&](Operation *op) {
-      if (isa<MapOp, ReduceOp, ReduceByIndexOp>(op))
-        costly = true;
-    });
     bool readWhole = llvm::all_of(inner->getUsers(), [](Operation *user) {
       return isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user);
     });
-    return scalars && costly && readWhole;
+    if (!readWhole)
+      return false;
+    if (yieldsScalars(inner))
+      return holdsSoacs(inner);
+    Operation *yield = inner.getBody().front().getTerminator();
+    bool rowsAtMost = llvm::all_of(yield->getOperandTypes(), [](Type type) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      return !tensor || tensor.getRank() == 1;
+    });
+    return rowsAtMost && llvm::any_of(yield->getOperands(), costlyRow);
+  }
+
+  /// Whether `row`, a rank-1 tensor a map body yields, costs a loop per
+  /// element read: a histogram (computed whole for any of its elements), or
+  /// a map of scalars whose body holds SOACs.
+  static bool costlyRow(Value row) {
+    Operation *def = row.getDefiningOp();
+    if (isa_and_nonnull<ReduceByIndexOp>(def))
+      return true;
+    auto map = dyn_cast_or_null<MapOp>(def);
+    return map && yieldsScalars(map) && holdsSoacs(map);
+  }
+
+  static bool yieldsScalars(MapOp map) {
+    return llvm::none_of(
+        map.getBody().front().getTerminator()->getOperandTypes(), isTensor);
+  }
+
+  static bool holdsSoacs(MapOp map) {
+    bool found = false;
+    map.getBody().walk([&](Operation *op) {
+      if (isa<MapOp, ReduceOp, ReduceByIndexOp>(op))
+        found = true;
+    });
+    return found;
   }
 
   void allocateScratch(ImplicitLocOpBuilder &host, MapOp map, Value n) {
@@ -879,14 +916,15 @@ private:
     visit(map.getBody().front(), {});
   }
 
-  /// One scratch buffer per result of `op` (a map or a histogram of rank-1
-  /// results): `around` (the sizes of the maps around it), its own size,
-  /// then `n` threads.
+  /// One scratch buffer per result of `op` (a map of scalars or rows, or a
+  /// histogram of rank-1 results): `around` (the sizes of the maps around
+  /// it), the result's own sizes, then `n` threads.
   void allocate(ImplicitLocOpBuilder &host, Operation *op,
                 ArrayRef<Value> around, Value n) {
-    SmallVector<Value> shape(around);
-    shape.append({sizes.lookup(op->getResult(0)).front(), n});
     for (OpResult result : op->getResults()) {
+      SmallVector<Value> shape(around);
+      llvm::append_range(shape, sizes.lookup(result));
+      shape.push_back(n);
       auto type = RankedTensorType::get(
           SmallVector<int64_t>(shape.size(), ShapedType::kDynamic),
           getElementTypeOrSelf(result.getType()));
@@ -904,11 +942,13 @@ private:
     return path;
   }
 
-  /// The indices of this thread's slot for `element` (null: still open) of
-  /// an op whose slots start at `path`.
-  SmallVector<Value> scratchSlot(ArrayRef<Value> path, Value element) const {
+  /// The indices of this thread's slot for `elements` (null: still open)
+  /// of an op whose slots start at `path`.
+  SmallVector<Value> scratchSlot(ArrayRef<Value> path,
+                                 ValueRange elements) const {
     SmallVector<Value> at(path);
-    at.append({element, threadIndex});
+    llvm::append_range(at, elements);
+    at.push_back(threadIndex);
     return at;
   }
 
@@ -919,15 +959,17 @@ private:
     for (auto [result, buffer] : llvm::zip(op->getResults(), scratch[op])) {
       View stored;
       stored.scratch = buffer;
-      stored.indices = scratchSlot(path, Value());
-      stored.open = {static_cast<unsigned>(path.size())};
       stored.sizes = sizes.lookup(result);
+      stored.indices = scratchSlot(
+          path, SmallVector<Value>(stored.sizes.size(), Value()));
+      for (size_t d = 0; d < stored.sizes.size(); ++d)
+        stored.open.push_back(path.size() + d);
       frame->views[result] = stored;
     }
   }
 
-  /// Computes every element of `inner` into its scratch (see keptInScratch)
-  /// and makes its results views of it.
+  /// Computes every element of `inner` into its scratch (see keptInScratch;
+  /// a row element by element) and makes its results views of it.
   void computeIntoScratch(ImplicitLocOpBuilder &b, MapOp inner,
                           ArrayRef<View> inputs, const FramePtr &frame) {
     SmallVector<Value> path = scratchPath(frame);
@@ -937,12 +979,29 @@ private:
         indexConstant(b, 1), ValueRange{},
         [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
           ImplicitLocOpBuilder ib(loc, nested);
-          FramePtr element = mapFrame(ib, inner, inputs, frame, j);
-          SmallVector<Value> at = scratchSlot(path, j);
-          for (auto [yielded, buffer] : llvm::zip(
+          FramePtr computed = mapFrame(ib, inner, inputs, frame, j);
+          for (auto [result, yielded, buffer] : llvm::zip(
+                   inner->getResults(),
                    inner.getBody().front().getTerminator()->getOperands(),
-                   buffers))
-            memref::StoreOp::create(ib, scalar(element, yielded), buffer, at);
+                   buffers)) {
+            Entry value = entry(computed, yielded);
+            if (!value.view) {
+              memref::StoreOp::create(ib, value.scalar, buffer,
+                                      scratchSlot(path, j));
+              continue;
+            }
+            scf::ForOp::create(
+                ib, indexConstant(ib, 0), sizes.lookup(result)[1],
+                indexConstant(ib, 1), ValueRange{},
+                [&](OpBuilder &rowBuilder, Location rowLoc, Value k,
+                    ValueRange) {
+                  ImplicitLocOpBuilder rb(rowLoc, rowBuilder);
+                  memref::StoreOp::create(
+                      rb, element(rb, *value.view, k).scalar, buffer,
+                      scratchSlot(path, ValueRange{j, k}));
+                  scf::YieldOp::create(rb);
+                });
+          }
           scf::YieldOp::create(ib);
         });
     viewScratch(inner, path, frame);
