@@ -228,3 +228,6 @@ def test_the_report_renders_every_section():
     assert "ran as: JAX 0.0 (gpu)" in text
     assert "| cupy | suite/sum | n1003 | 0.250 | **result 0: a \\| b** |" in text
     assert "Not run: neither CuPy nor PyTorch is installed." in report.markdown({**results, "array_libraries": []})
+    # Peers run with the programs left out (--skip programs): their rows still show.
+    peers_only = report.markdown({**results, "programs": []})
+    assert "| adbench/GMM/gradient | small | – | – | 4.000 | – | – | – |  |" in peers_only

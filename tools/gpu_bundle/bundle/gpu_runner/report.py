@@ -126,7 +126,10 @@ def adbench_section(report: dict) -> list[str]:
     def ms(r):
         return f"{r['ms']:.3f}" if r and r.get("ms") is not None else "–"
 
-    for (name, label), mine in ours.items():
+    # Rows of peers whose programs did not run here (`--skip programs`) too.
+    rows = list(ours) + [key for key in dict.fromkeys((n, l) for n, l, _ in peers) if key not in ours]
+    for name, label in rows:
+        mine = ours.get((name, label), {})
         times = [r["ms"] for r in mine.values() if r.get("ms") is not None]
         best = min(times) if times else None
         problems = [f"ours ({mode}): {r['problem']}" for mode, r in mine.items() if not r["passed"]]
