@@ -44,6 +44,53 @@ func.func @conv1d(%x: tensor<?xf64>, %w: tensor<?xf64>) -> f64 {
   return %total : f64
 }
 
+// The convolution of each row of x (rows of n / 16), in a map over the rows:
+// each row is a value of the outer map's body, read two maps deeper. Then
+// Σ out².
+func.func @rows_conv1d(%x: tensor<?x?xf64>, %w: tensor<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %nx = tensor.dim %x, %c1 : tensor<?x?xf64>
+  %k = tensor.dim %w, %c0 : tensor<?xf64>
+  %span = arith.subi %nx, %k : index
+  %n = arith.addi %span, %c1 : index
+  %positions = soac.iota %n : tensor<?xindex>
+  %offsets = soac.iota %k : tensor<?xindex>
+  %rows = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %out = soac.map ins(%positions : tensor<?xindex>) -> tensor<?xf64> {
+    ^bb1(%i: index):
+      %terms = soac.map ins(%offsets, %w : tensor<?xindex>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%j: index, %wj: f64):
+        %p = arith.addi %i, %j : index
+        %xp = tensor.extract %row[%p] : tensor<?xf64>
+        %t = arith.mulf %wj, %xp : f64
+        soac.yield %t : f64
+      }
+      %s = soac.reduce ins(%terms : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %sq = arith.mulf %s, %s : f64
+      soac.yield %sq : f64
+    }
+    %r = soac.reduce ins(%out : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %r : f64
+  }
+  %total = soac.reduce ins(%rows : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = arith.addf %a, %b : f64
+    soac.yield %t : f64
+  }
+  return %total : f64
+}
+
 // The same convolution with "same" size and zero padding as a clamp: the
 // offsets are made in each row (an iota of a size from outside), the
 // positions clamped to the ends (duplicate indices at the boundaries).

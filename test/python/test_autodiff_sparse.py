@@ -25,6 +25,14 @@ def test_convolution_reads_one_map_deeper():
     check_vjp(PROGRAMS, "conv1d", [x, w])
 
 
+def test_convolution_of_each_row_reads_a_row_of_a_map_two_maps_deeper():
+    """The row is a value of the outer map's body: its reads stack over the
+    positions and are added by one reduce_by_index per row, not into a dense
+    adjoint of the row per position."""
+    x, w = rng.standard_normal((3, 9)), rng.standard_normal(4)
+    check_vjp(PROGRAMS, "rows_conv1d", [x, w])
+
+
 def test_convolution_with_clamped_positions_reads_the_ends_many_times():
     x, w = rng.standard_normal(7), rng.standard_normal(3)
     check_vjp(PROGRAMS, "conv1d_clamped", [x, w])
@@ -196,7 +204,7 @@ def test_rows_of_different_lengths(lengths):
 
 @pytest.mark.parametrize(
     "program, function",
-    [(PROGRAMS, name) for name in ("conv1d", "conv1d_clamped", "stencil2d", "embedding_bag", "loop_gathers")]
+    [(PROGRAMS, name) for name in ("conv1d", "conv1d_clamped", "rows_conv1d", "stencil2d", "embedding_bag", "loop_gathers")]
     + [(NESTS, name) for name in ("map_in_loop_in_map", "loop_in_loop_in_map")],
 )
 def test_nested_reads_cost_what_their_primal_does(program, function):

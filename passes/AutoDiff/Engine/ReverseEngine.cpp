@@ -133,7 +133,9 @@ bool AdjointBuilder::keepsSparse(Value original) const {
   llvm_unreachable("unknown sparse-reads mode");
 }
 
-bool AdjointBuilder::scatteredInSoacBody(Value original) const {
+bool AdjointBuilder::keepsBatchesFlat(Value original) const {
+  if (options().reshapesInBodies)
+    return false;
   const AdjointBuilder *scope = this;
   while (scope->keepsSparse(original))
     scope = scope->parent;
@@ -322,7 +324,8 @@ LogicalResult discardDerivative(func::FuncOp derivative,
 FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                SymbolTableCollection &symbols,
-                                               bool mixedMode, unsigned width) {
+                                               const ReverseOptions &options,
+                                               unsigned width) {
   bool custom = function->hasAttr(kCustomVjpAttr);
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
       function, "vjp", width, wrt,
@@ -336,7 +339,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
     return vjp;
   if (width > kLanesPerBody) {
     FailureOr<func::FuncOp> narrow = getOrCreateVjpFunction(
-        function, wrt, symbols, mixedMode, kLanesPerBody);
+        function, wrt, symbols, options, kLanesPerBody);
     if (failed(narrow))
       return discardDerivative(vjp, symbols);
     buildFromLaneChunks(vjp, *narrow, function.getNumArguments(),
@@ -354,9 +357,9 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
-  scope.setMixedMode(mixedMode);
+  scope.setOptions(options);
   scope.setWidth(width);
-  if (width == 1 && !mixedMode)
+  if (width == 1 && !options.mixedMode)
     scope.setResultsFromAdjoint(mapsWithValueFreeAdjoints(function, activity));
   size_t numArgs = function.getFunctionType().getNumInputs();
   for (auto [original, arg] :

@@ -62,6 +62,18 @@ enum class SparseReads {
   Never,
 };
 
+/// What soac-autodiff's options choose for every function it differentiates.
+struct ReverseOptions {
+  /// Maps with scalar bodies differentiated in mixed mode (mixed-mode).
+  bool mixedMode = false;
+  /// Sparse reads stacked over the rows of a scope inside a SOAC body may be
+  /// flattened there (tensor.collapse_shape) and added by one
+  /// reduce_by_index (reshapes-in-bodies). Without, such a scope adds its
+  /// reads into a dense adjoint per row, which the rows then sum: the GPU
+  /// lowering of code per thread takes no reshape.
+  bool reshapesInBodies = true;
+};
+
 /// One scope of the return sweep and the API the rules build with.
 class AdjointBuilder {
 public:
@@ -83,10 +95,12 @@ public:
   void setWidth(unsigned lanes) { width = lanes; }
   void setLane(unsigned l) { lane = l; }
 
-  /// Whether maps with scalar bodies are differentiated in mixed mode
-  /// (soac-autodiff's mixed-mode option); nested scopes inherit it.
-  bool mixedMode() const { return parent ? parent->mixedMode() : mixed; }
-  void setMixedMode(bool enabled) { mixed = enabled; }
+  /// soac-autodiff's options (ReverseOptions); nested scopes inherit them.
+  const ReverseOptions &options() const {
+    return parent ? parent->options() : rootOptions;
+  }
+  void setOptions(const ReverseOptions &chosen) { rootOptions = chosen; }
+  bool mixedMode() const { return options().mixedMode; }
 
   bool isActive(mlir::Value original) const;
   /// The active values that `op`'s regions read from outside `op`.
@@ -113,11 +127,11 @@ public:
   }
   /// Whether reads of `original` (free in this scope) get sparse adjoints.
   bool keepsSparse(mlir::Value original) const;
-  /// Whether the reads of `original` passed on from this scope are
+  /// Whether the batches of reads of `original` passed on from this scope
+  /// must stay one-dimensional: without `reshapesInBodies`, when they are
   /// scattered inside a SOAC body (by the first enclosing scope that does
-  /// not keep them sparse). Their batches must then stay one-dimensional:
-  /// the GPU lowering of code per row takes no reshape.
-  bool scatteredInSoacBody(mlir::Value original) const;
+  /// not keep them sparse), where they could not be flattened.
+  bool keepsBatchesFlat(mlir::Value original) const;
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
   /// when this scope keeps it so, else written into its adjoint. The
   /// indices address the leading dimensions; with fewer indices than the
@@ -209,7 +223,7 @@ private:
   AdjointBuilder *parent;
   mlir::SymbolTableCollection &symbols;
   SparseReads sparseReads;
-  bool mixed = false;
+  ReverseOptions rootOptions;
   unsigned width = 1;
   unsigned lane = 0;
   mlir::IRMapping primalMap;
@@ -243,13 +257,13 @@ mlir::LogicalResult discardDerivative(mlir::func::FuncOp derivative,
 
 /// The function `(args..., cotangents...) -> (results..., gradients...)` of
 /// the vector-Jacobian product of `function` with respect to the arguments
-/// `wrt`, created next to it on first request (`mixedMode`: see
-/// AdjointBuilder::mixedMode). With `width` lanes each cotangent and each
-/// gradient is `width` values (the lanes of a result or argument together).
+/// `wrt`, created next to it on first request. With `width` lanes each
+/// cotangent and each gradient is `width` values (the lanes of a result or
+/// argument together).
 mlir::FailureOr<mlir::func::FuncOp>
 getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
                        mlir::SymbolTableCollection &symbols,
-                       bool mixedMode = false, unsigned width = 1);
+                       const ReverseOptions &options = {}, unsigned width = 1);
 
 } // namespace soac::autodiff
 

@@ -372,7 +372,7 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
                mergeScalarReads(ib, scope.sparseAdjoints())) {
             std::optional<SmallVector<BatchFactor>> batch =
                 liftBatch(read.batch, loop, body);
-            if (batch && !batch->empty() && a.scatteredInSoacBody(read.tensor))
+            if (batch && !batch->empty() && a.keepsBatchesFlat(read.tensor))
               batch = std::nullopt;
             if (batch)
               sparseReads.push_back(

@@ -204,7 +204,7 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
              mergeScalarReads(ib, scope.sparseAdjoints())) {
           std::optional<SmallVector<BatchFactor>> batch =
               liftBatch(read.batch, map, body);
-          if (batch && !batch->empty() && a.scatteredInSoacBody(read.tensor))
+          if (batch && !batch->empty() && a.keepsBatchesFlat(read.tensor))
             batch = std::nullopt;
           if (batch)
             sparseReads.push_back({read.tensor, read.index, read.value,
