@@ -8,6 +8,8 @@ outermost map), not a dense adjoint of the whole array per row; the ratio
 must then stay flat from n = 1e3 to 1e6 (1e7). Programs:
 
 - conv1d: out[i] = Σ_j w[j]·x[i+j] (8 taps), n outputs, then Σ out²;
+- rows conv1d: the same convolution of each of 16 rows of n/16, in a map
+  over the rows (a row of the map read two maps deeper);
 - stencil: the 5-point stencil on a √n × √n grid, edges clamped, then Σ out²;
 - embedding bag: n/4 bags of 4 rows of a table of n/4 rows of 8, in a map
   over bags, then Σ tanh(bag)·bag;
@@ -39,6 +41,7 @@ import soac
 
 PROGRAM = (ROOT / "examples" / "nested_gathers.mlir").read_text()
 TAPS = 8
+ROWS = 16
 BAG = 4
 WIDTH = 8
 STEPS = 8
@@ -49,6 +52,8 @@ def inputs(name: str, n: int, rng: np.random.Generator) -> tuple:
     gathered array per call)."""
     if name == "conv1d":
         return rng.standard_normal(n + TAPS - 1), rng.standard_normal(TAPS)
+    if name == "rows_conv1d":
+        return rng.standard_normal((ROWS, max(n // ROWS, 1) + TAPS - 1)), rng.standard_normal(TAPS)
     if name == "stencil2d":
         side = math.isqrt(n)
         return (rng.standard_normal((side, side)),)
@@ -60,7 +65,7 @@ def inputs(name: str, n: int, rng: np.random.Generator) -> tuple:
     raise ValueError(name)
 
 
-NAMES = {"conv1d": "conv1d", "stencil2d": "stencil", "embedding_bag": "embedding bag", "loop_gathers": "loop gathers"}
+NAMES = {"conv1d": "conv1d", "rows_conv1d": "rows conv1d", "stencil2d": "stencil", "embedding_bag": "embedding bag", "loop_gathers": "loop gathers"}
 
 
 def run(sizes: list[int], repeats: int) -> list[tuple]:
@@ -86,7 +91,8 @@ def markdown(rows, repeats: int) -> str:
         f"Float64, medians of {repeats} runs, primal and gradient called in turn (`bench/cheap_gradient_nested.py`, programs in "
         "`examples/nested_gathers.mlir`), on one thread, in CPU time of that thread; gradient with respect "
         "to the gathered array. "
-        f"*conv1d*: {TAPS} taps, n outputs. *stencil*: 5 points on a √n × √n grid. "
+        f"*conv1d*: {TAPS} taps, n outputs. *rows conv1d*: the same on each of {ROWS} rows of n/{ROWS}, in a map "
+        "over the rows. *stencil*: 5 points on a √n × √n grid. "
         f"*embedding bag*: n/{BAG} bags of {BAG} rows of {WIDTH}, table of n/{BAG} rows, in a map over bags. "
         f"*loop gathers*: n/{STEPS} rows, each a loop of {STEPS} reads of x (n elements) in a map. "
         "*flatness*: the largest ratio over the smallest.",

@@ -61,14 +61,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// soac.vjp / soac.jvp expanded, then the generated functions inlined (so
 /// that DCE drops the primal results a caller does not use, and fusion
 /// crosses the call boundaries) and the re-executed code nobody reads
-/// removed. `reshapesInBodies`: soac-autodiff's option (false for
-/// lowerings of code per thread that take no reshape).
-void addDerivativeExpansion(OpPassManager &pm, bool reshapesInBodies) {
+/// removed.
+void addDerivativeExpansion(OpPassManager &pm) {
   // First: what MLIR's own passes would abort on becomes an error.
   pm.addPass(soac::createSoacVerifyLowerable());
-  soac::SoacAutodiffOptions autodiff;
-  autodiff.reshapesInBodies = reshapesInBodies;
-  pm.addPass(soac::createSoacAutodiff(autodiff));
+  pm.addPass(soac::createSoacAutodiff());
   pm.addPass(createInlinerPass());
   pm.addPass(soac::createSoacSimplify());
   pm.addPass(createCanonicalizerPass());
@@ -194,7 +191,7 @@ void addHostToLLVM(OpPassManager &pm, std::unique_ptr<Pass> finalConversion) {
 
 void buildLowerToCpuPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options) {
-  addDerivativeExpansion(pm, /*reshapesInBodies=*/true);
+  addDerivativeExpansion(pm);
   addIndexChecks(pm, options.checkIndices);
 
   // soac -> loops on tensors.
@@ -272,9 +269,7 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
 
 void buildLowerToNvvmPipeline(OpPassManager &pm,
                               const NvvmPipelineOptions &options) {
-  // The GPU's thread kernels take no reshape: a sparse read two maps deep
-  // into a tensor of a SOAC body gets a dense adjoint per row there.
-  addDerivativeExpansion(pm, /*reshapesInBodies=*/false);
+  addDerivativeExpansion(pm);
   // Products inside SOAC bodies as SOACs (the kernels that run those bodies
   // have no contraction of their own), before their reads are checked;
   // the others get a tiled kernel.

@@ -113,8 +113,8 @@ struct SoacAutodiffPass : soac::impl::SoacAutodiffBase<SoacAutodiffPass> {
     unsigned width = widthAttr ? widthAttr.getInt() : 1;
     FailureOr<func::FuncOp> derivative =
         isa<soac::VjpOp>(op)
-            ? soac::autodiff::getOrCreateVjpFunction(
-                  callee, wrt, symbols, {mixedMode, reshapesInBodies}, width)
+            ? soac::autodiff::getOrCreateVjpFunction(callee, wrt, symbols,
+                                                     mixedMode, width)
             : soac::autodiff::getOrCreateJvpFunction(callee, wrt, width,
                                                      symbols);
     if (failed(derivative))

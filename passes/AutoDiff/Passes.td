@@ -65,13 +65,6 @@ def SoacAutodiff : Pass<"soac-autodiff", "mlir::ModuleOp"> {
            "in mixed mode: its partials by forward mode, in the adjoint map, "
            "with no reverse sweep of the body (a map's `soac.mixed_mode` "
            "bool attribute overrides this)">,
-    Option<"reshapesInBodies", "reshapes-in-bodies", "bool",
-           /*default=*/"true",
-           "Sparse reads stacked over the rows of a scope inside a SOAC body "
-           "are flattened there (tensor.collapse_shape) and added by one "
-           "reduce_by_index; false adds them into a dense adjoint per row "
-           "(for lowerings of code per thread that take no reshape: "
-           "soac-lower-to-nvvm sets it)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",

@@ -1,12 +1,11 @@
 // A tensor defined in a SOAC body (here a row of a map) and read two maps
 // deeper: the reads stack over the inner map's rows and are flattened in the
 // outer map's body, where one reduce_by_index adds them; the cost stays that
-// of the reads. With reshapes-in-bodies=false (soac-lower-to-nvvm's choice:
-// the GPU's code per thread takes no reshape) each inner row adds its reads
-// into a dense adjoint of the whole row, which the rows then sum: rows ×
-// the row's size.
+// of the reads. (Each inner row adding its reads into a dense adjoint of the
+// whole row, summed over the rows, cost rows × the row's size.) The GPU's
+// code per thread reads the flattened batch as a view
+// (test/Conversion/SoacToGPU/soac-to-gpu.mlir, @stacked_reads_per_row).
 // RUN: soac-opt %s --soac-autodiff --canonicalize --cse | FileCheck %s
-// RUN: soac-opt %s --soac-autodiff="reshapes-in-bodies=false" --canonicalize --cse | FileCheck %s --check-prefix=FLAT
 
 // CHECK-LABEL: func.func private @rows_window__vjp_wrt_0(
 // CHECK: soac.map ins(%{{.*}} : tensor<?x?xf64>
@@ -18,12 +17,6 @@
 // CHECK-NOT: soac.reduce ins
 // CHECK: return
 
-// FLAT-LABEL: func.func private @rows_window__vjp_wrt_0(
-// FLAT-NOT: tensor.collapse_shape
-// FLAT: %[[ROWS:[0-9]+]] = soac.map ins(%{{.*}}) -> tensor<?x?xf64> {
-// FLAT: soac.reduce_by_index
-// FLAT: soac.reduce ins(%[[ROWS]] : tensor<?x?xf64>)
-// FLAT: return
 func.func @rows_window(%x: tensor<?x?xf64>, %offsets: tensor<?xindex>, %positions: tensor<?xindex>) -> tensor<?xf64> {
   %zero = arith.constant 0.0 : f64
   %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {

@@ -133,18 +133,6 @@ bool AdjointBuilder::keepsSparse(Value original) const {
   llvm_unreachable("unknown sparse-reads mode");
 }
 
-bool AdjointBuilder::keepsBatchesFlat(Value original) const {
-  if (options().reshapesInBodies)
-    return false;
-  const AdjointBuilder *scope = this;
-  while (scope->keepsSparse(original))
-    scope = scope->parent;
-  for (Operation *op = scope->block.getParentOp(); op; op = op->getParentOp())
-    if (isa<SoacDialect>(op->getDialect()))
-      return true;
-  return false;
-}
-
 void AdjointBuilder::accumulateAt(Value original, ValueRange indices,
                                   Value value) {
   if (!value || !isActive(original))
@@ -324,8 +312,7 @@ LogicalResult discardDerivative(func::FuncOp derivative,
 FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
                                                ArrayRef<int64_t> wrt,
                                                SymbolTableCollection &symbols,
-                                               const ReverseOptions &options,
-                                               unsigned width) {
+                                               bool mixedMode, unsigned width) {
   bool custom = function->hasAttr(kCustomVjpAttr);
   FailureOr<DerivativeFunction> created = getOrCreateDerivativeFunction(
       function, "vjp", width, wrt,
@@ -339,7 +326,7 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
     return vjp;
   if (width > kLanesPerBody) {
     FailureOr<func::FuncOp> narrow = getOrCreateVjpFunction(
-        function, wrt, symbols, options, kLanesPerBody);
+        function, wrt, symbols, mixedMode, kLanesPerBody);
     if (failed(narrow))
       return discardDerivative(vjp, symbols);
     buildFromLaneChunks(vjp, *narrow, function.getNumArguments(),
@@ -357,9 +344,9 @@ FailureOr<func::FuncOp> getOrCreateVjpFunction(func::FuncOp function,
   ImplicitLocOpBuilder b(function.getLoc(), entry, entry->end());
   Activity activity(function, wrt);
   AdjointBuilder scope(b, activity, body, nullptr, symbols);
-  scope.setOptions(options);
+  scope.setMixedMode(mixedMode);
   scope.setWidth(width);
-  if (width == 1 && !options.mixedMode)
+  if (width == 1 && !mixedMode)
     scope.setResultsFromAdjoint(mapsWithValueFreeAdjoints(function, activity));
   size_t numArgs = function.getFunctionType().getNumInputs();
   for (auto [original, arg] :

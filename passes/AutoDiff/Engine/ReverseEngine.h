@@ -62,18 +62,6 @@ enum class SparseReads {
   Never,
 };
 
-/// What soac-autodiff's options choose for every function it differentiates.
-struct ReverseOptions {
-  /// Maps with scalar bodies differentiated in mixed mode (mixed-mode).
-  bool mixedMode = false;
-  /// Sparse reads stacked over the rows of a scope inside a SOAC body may be
-  /// flattened there (tensor.collapse_shape) and added by one
-  /// reduce_by_index (reshapes-in-bodies). Without, such a scope adds its
-  /// reads into a dense adjoint per row, which the rows then sum: the GPU
-  /// lowering of code per thread takes no reshape.
-  bool reshapesInBodies = true;
-};
-
 /// One scope of the return sweep and the API the rules build with.
 class AdjointBuilder {
 public:
@@ -95,12 +83,10 @@ public:
   void setWidth(unsigned lanes) { width = lanes; }
   void setLane(unsigned l) { lane = l; }
 
-  /// soac-autodiff's options (ReverseOptions); nested scopes inherit them.
-  const ReverseOptions &options() const {
-    return parent ? parent->options() : rootOptions;
-  }
-  void setOptions(const ReverseOptions &chosen) { rootOptions = chosen; }
-  bool mixedMode() const { return options().mixedMode; }
+  /// Whether maps with scalar bodies are differentiated in mixed mode
+  /// (soac-autodiff's mixed-mode option); nested scopes inherit it.
+  bool mixedMode() const { return parent ? parent->mixedMode() : mixed; }
+  void setMixedMode(bool enabled) { mixed = enabled; }
 
   bool isActive(mlir::Value original) const;
   /// The active values that `op`'s regions read from outside `op`.
@@ -127,11 +113,6 @@ public:
   }
   /// Whether reads of `original` (free in this scope) get sparse adjoints.
   bool keepsSparse(mlir::Value original) const;
-  /// Whether the batches of reads of `original` passed on from this scope
-  /// must stay one-dimensional: without `reshapesInBodies`, when they are
-  /// scattered inside a SOAC body (by the first enclosing scope that does
-  /// not keep them sparse), where they could not be flattened.
-  bool keepsBatchesFlat(mlir::Value original) const;
   /// Adds `value` at `indices` of the adjoint of tensor `original`: sparse
   /// when this scope keeps it so, else written into its adjoint. The
   /// indices address the leading dimensions; with fewer indices than the
@@ -223,7 +204,7 @@ private:
   AdjointBuilder *parent;
   mlir::SymbolTableCollection &symbols;
   SparseReads sparseReads;
-  ReverseOptions rootOptions;
+  bool mixed = false;
   unsigned width = 1;
   unsigned lane = 0;
   mlir::IRMapping primalMap;
@@ -257,13 +238,13 @@ mlir::LogicalResult discardDerivative(mlir::func::FuncOp derivative,
 
 /// The function `(args..., cotangents...) -> (results..., gradients...)` of
 /// the vector-Jacobian product of `function` with respect to the arguments
-/// `wrt`, created next to it on first request. With `width` lanes each
-/// cotangent and each gradient is `width` values (the lanes of a result or
-/// argument together).
+/// `wrt`, created next to it on first request (`mixedMode`: see
+/// AdjointBuilder::mixedMode). With `width` lanes each cotangent and each
+/// gradient is `width` values (the lanes of a result or argument together).
 mlir::FailureOr<mlir::func::FuncOp>
 getOrCreateVjpFunction(mlir::func::FuncOp function, llvm::ArrayRef<int64_t> wrt,
                        mlir::SymbolTableCollection &symbols,
-                       const ReverseOptions &options = {}, unsigned width = 1);
+                       bool mixedMode = false, unsigned width = 1);
 
 } // namespace soac::autodiff
 

@@ -20,7 +20,7 @@ LogicalResult reverseOf(func::CallOp call, AdjointBuilder &a) {
     if (isDifferentiableType(arg.getType()))
       wrt.push_back(i);
   FailureOr<func::FuncOp> vjp =
-      getOrCreateVjpFunction(callee, wrt, a.symbolTables(), a.options());
+      getOrCreateVjpFunction(callee, wrt, a.symbolTables(), a.mixedMode());
   if (failed(vjp))
     return call.emitOpError() << "could not differentiate its callee "
                               << call.getCalleeAttr();

@@ -365,15 +365,12 @@ LogicalResult reverseOf(scf::ForOp loop, AdjointBuilder &a) {
           failedSweep = true;
           next.assign(state.begin(), state.end());
         } else {
-          // Batches of a shape that varies between iterations (or that
-          // could not be flattened where they are scattered) are added in
+          // Batches of a shape that varies between iterations are added in
           // place into the carried adjoint.
           for (const SparseAdjoint &read :
                mergeScalarReads(ib, scope.sparseAdjoints())) {
             std::optional<SmallVector<BatchFactor>> batch =
                 liftBatch(read.batch, loop, body);
-            if (batch && !batch->empty() && a.keepsBatchesFlat(read.tensor))
-              batch = std::nullopt;
             if (batch)
               sparseReads.push_back(
                   {{read.tensor, read.index, read.value, std::move(*batch)},

@@ -198,14 +198,11 @@ LogicalResult reverseOf(MapOp map, AdjointBuilder &a) {
           return yielded;
         }
         // Reads stack over the rows when their batches have one shape in
-        // every row (and the stack can be flattened where it is scattered);
-        // the others are added into a dense adjoint per row.
+        // every row; the others are added into a dense adjoint per row.
         for (const SparseAdjoint &read :
              mergeScalarReads(ib, scope.sparseAdjoints())) {
           std::optional<SmallVector<BatchFactor>> batch =
               liftBatch(read.batch, map, body);
-          if (batch && !batch->empty() && a.keepsBatchesFlat(read.tensor))
-            batch = std::nullopt;
           if (batch)
             sparseReads.push_back({read.tensor, read.index, read.value,
                                    std::move(*batch)});

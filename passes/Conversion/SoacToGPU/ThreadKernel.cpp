@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 #include <optional>
 
 using namespace mlir;
@@ -53,12 +54,14 @@ LogicalResult unsupportedInThread(Operation *op, MapOp map, const Twine &why) {
 //===----------------------------------------------------------------------===//
 
 /// Where one size of a tensor of the body comes from: a dimension of a tensor
-/// the kernel reads, an index computed outside the map, or a constant.
+/// the kernel reads, an index computed outside the map, a constant, or the
+/// product of `factors` (a collapsed dimension).
 struct SizeSource {
   Value tensor;
   int64_t dim = 0;
   Value index;
   int64_t constant = 0;
+  std::vector<SizeSource> factors;
 };
 using Shape = SmallVector<SizeSource>;
 
@@ -135,6 +138,23 @@ private:
       return of(histogram.getDests()[0]);
     if (auto castOp = dyn_cast<tensor::CastOp>(producer))
       return of(castOp.getSource());
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(producer)) {
+      FailureOr<Shape> source = of(collapse.getSrc());
+      if (failed(source))
+        return failure();
+      for (const ReassociationIndices &group :
+           collapse.getReassociationIndices()) {
+        if (group.size() == 1) {
+          shape.push_back((*source)[group.front()]);
+          continue;
+        }
+        SizeSource product;
+        for (int64_t d : group)
+          product.factors.push_back((*source)[d]);
+        shape.push_back(std::move(product));
+      }
+      return shape;
+    }
     if (isa<tensor::FromElementsOp>(producer)) {
       for (int64_t size : type.getShape())
         shape.push_back(constantSize(size));
@@ -205,14 +225,22 @@ private:
 
 /// `shape` as index values at the host builder's insertion point (before
 /// the kernel).
-SmallVector<Value> materialize(ImplicitLocOpBuilder &host, const Shape &shape) {
-  return llvm::map_to_vector(shape, [&](const SizeSource &size) -> Value {
-    if (size.tensor)
-      return tensor::DimOp::create(host, size.tensor, size.dim);
-    if (size.index)
-      return size.index;
+Value materialize(ImplicitLocOpBuilder &host, const SizeSource &size) {
+  if (size.tensor)
+    return tensor::DimOp::create(host, size.tensor, size.dim);
+  if (size.index)
+    return size.index;
+  if (size.factors.empty())
     return indexConstant(host, size.constant);
-  });
+  Value product = materialize(host, size.factors.front());
+  for (const SizeSource &factor : llvm::drop_begin(size.factors))
+    product = arith::MulIOp::create(host, product, materialize(host, factor));
+  return product;
+}
+
+SmallVector<Value> materialize(ImplicitLocOpBuilder &host, const Shape &shape) {
+  return llvm::map_to_vector(
+      shape, [&](const SizeSource &size) { return materialize(host, size); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -294,6 +322,20 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
         return failure();
       continue;
     }
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      // A view of its source read at row-major positions of the leading
+      // dimensions it merges (as sparse adjoints flatten their batches).
+      if (llvm::any_of(llvm::drop_begin(collapse.getReassociationIndices()),
+                       [](const ReassociationIndices &group) {
+                         return group.size() != 1;
+                       }))
+        return unsupportedInThread(collapse, map,
+                                   "it may merge its leading dimensions only");
+      if (failed(knownShape(collapse, collapse.getSrc())) ||
+          failed(knownShape(collapse, collapse.getResult())))
+        return failure();
+      continue;
+    }
     if (isa<IotaOp, tensor::SplatOp, tensor::FromElementsOp, tensor::CastOp,
             tensor::InsertOp>(op)) {
       if (failed(knownShape(&op, op.getResult(0))))
@@ -353,9 +395,10 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
         llvm::any_of(op.getOperandTypes(), isTensor))
       return unsupportedInThread(
           &op, map,
-          "code per row may compute scalars; read, slice, insert into and "
-          "build tensors (tensor.from_elements, tensor.splat, soac.iota); and "
-          "run soac.map, soac.reduce and soac.reduce_by_index on them");
+          "code per row may compute scalars; read, slice, insert into, "
+          "flatten (tensor.collapse_shape) and build tensors "
+          "(tensor.from_elements, tensor.splat, soac.iota); and run "
+          "soac.map, soac.reduce and soac.reduce_by_index on them");
     for (Region &region : op.getRegions())
       if (failed(checkScalarCode(region, &op)) ||
           failed(checkReadsOutside(region, &op, map)))
@@ -386,10 +429,13 @@ using FramePtr = std::shared_ptr<Frame>;
 ///  - Inserted: the tensor.insert `op` in `scope`: its scalar where
 ///    `indices` are its indices, else the element of `inputs[0]` (its
 ///    destination);
+///  - Collapsed: the tensor.collapse_shape `op` of `inputs[0]`, whose
+///    first `result` dimensions it merges: an element of the merged
+///    dimension is the source's at that row-major position;
 /// Generated, Fold and Inserted views collect `indices` until the last
 /// dimension is indexed.
 struct View {
-  enum class Kind { Buffer, Map, Generated, Fold, Inserted };
+  enum class Kind { Buffer, Map, Generated, Fold, Inserted, Collapsed };
   Kind kind = Kind::Buffer;
 
   Value tensor;
@@ -502,6 +548,12 @@ public:
         frame->views[slice.getResult()] = sliced(b, frame, slice);
       } else if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
         frame->views[castOp.getResult()] = view(frame, castOp.getSource());
+      } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+        View collapsed = deferred(View::Kind::Collapsed, collapse, frame,
+                                  collapse.getResult());
+        collapsed.inputs = {view(frame, collapse.getSrc())};
+        collapsed.result = collapse.getReassociationIndices().front().size();
+        frame->views[collapse.getResult()] = collapsed;
       } else if (auto insert = dyn_cast<tensor::InsertOp>(op)) {
         View inserted =
             deferred(View::Kind::Inserted, insert, frame, insert.getResult());
@@ -574,6 +626,8 @@ public:
       return bufferElement(b, v, j);
     if (v.kind == View::Kind::Map)
       return mapElement(b, v, j);
+    if (v.kind == View::Kind::Collapsed)
+      return collapsedElement(b, v, j);
     View next = v;
     next.indices.push_back(j);
     next.sizes.erase(next.sizes.begin());
@@ -697,6 +751,23 @@ private:
     }
     run(b, body, frame);
     return frame;
+  }
+
+  /// Element `j` of the merged dimension of a collapse: the source's at the
+  /// row-major position `j` of the dimensions merged.
+  Entry collapsedElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
+    const View &source = v.inputs.front();
+    SmallVector<Value> position(v.result);
+    Value rest = j;
+    for (unsigned d = v.result - 1; d > 0; --d) {
+      position[d] = arith::RemUIOp::create(b, rest, source.sizes[d]);
+      rest = arith::DivUIOp::create(b, rest, source.sizes[d]);
+    }
+    position[0] = rest;
+    Entry at{{}, source};
+    for (Value index : position)
+      at = element(b, *at.view, index);
+    return at;
   }
 
   Entry mapElement(ImplicitLocOpBuilder &b, const View &v, Value j) {

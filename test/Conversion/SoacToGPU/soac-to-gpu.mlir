@@ -790,6 +790,51 @@ func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>
 
 // -----
 
+// Reads stacked over a nested map and flattened (as sparse adjoints scatter
+// them): the collapse is a view of the map's rows, element k being row
+// k / taps, element k % taps; one histogram per thread in one pass.
+// CHECK-LABEL: func.func @stacked_reads_per_row
+// CHECK: %[[BINS:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK: gpu.launch
+// CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
+// CHECK: scf.for %[[K:[a-z0-9_]+]] =
+// CHECK: %[[J:.*]] = arith.remui %[[K]], %[[TAPS:[a-z0-9_]+]] : index
+// CHECK: %[[I:.*]] = arith.divui %[[K]], %[[TAPS]] : index
+// CHECK: memref.load %{{.*}}[%[[I]]]
+// CHECK: memref.load %{{.*}}[%[[J]]]
+// CHECK: memref.store %{{.*}}, %[[BINS]][%{{.*}}, %[[ROW]]]
+// CHECK: gpu.terminator
+func.func @stacked_reads_per_row(%x: tensor<?x?xf64>, %positions: tensor<?xindex>, %offsets: tensor<?xindex>) -> tensor<?x?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %c1 = arith.constant 1 : index
+  %width = tensor.dim %x, %c1 : tensor<?x?xf64>
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %reads:2 = soac.map ins(%positions : tensor<?xindex>) -> tensor<?x?xindex>, tensor<?x?xf64> {
+    ^bb1(%i: index):
+      %pairs:2 = soac.map ins(%offsets : tensor<?xindex>) -> tensor<?xindex>, tensor<?xf64> {
+      ^bb2(%j: index):
+        %p = arith.addi %i, %j : index
+        %v = tensor.extract %row[%p] : tensor<?xf64>
+        soac.yield %p, %v : index, f64
+      }
+      soac.yield %pairs#0, %pairs#1 : tensor<?xindex>, tensor<?xf64>
+    }
+    %flat_i = tensor.collapse_shape %reads#0 [[0, 1]] : tensor<?x?xindex> into tensor<?xindex>
+    %flat_v = tensor.collapse_shape %reads#1 [[0, 1]] : tensor<?x?xf64> into tensor<?xf64>
+    %z = tensor.splat %zero[%width] : tensor<?xf64>
+    %h = soac.reduce_by_index dest(%z : tensor<?xf64>) indices(%flat_i : tensor<?xindex>) ins(%flat_v : tensor<?xf64>) init(%zero : f64) -> tensor<?xf64> {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %h : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// -----
+
 // Read at one index (tensor.extract), the same map is recomputed where read:
 // computing all of its elements could cost more than the ones read.
 // CHECK-LABEL: func.func @products_read_at_one_index
