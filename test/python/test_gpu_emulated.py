@@ -47,6 +47,7 @@ EMULATED = [
     "histogram_per_row",
     "summed_histograms_per_row",
     "component_products_per_row",
+    "split_rows_per_row",
     "sum_of_matrices",
     "histogram_of_rows",
     "sum_count_min_histogram",

@@ -155,6 +155,19 @@ private:
       }
       return shape;
     }
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(producer)) {
+      for (OpFoldResult size : expand.getMixedOutputShape()) {
+        if (std::optional<int64_t> value = getConstantIntValue(size)) {
+          shape.push_back(constantSize(*value));
+          continue;
+        }
+        FailureOr<SizeSource> source = sizeOf(cast<Value>(size));
+        if (failed(source))
+          return failure();
+        shape.push_back(*source);
+      }
+      return shape;
+    }
     if (isa<tensor::FromElementsOp>(producer)) {
       for (int64_t size : type.getShape())
         shape.push_back(constantSize(size));
@@ -322,17 +335,23 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
         return failure();
       continue;
     }
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
       // A view of its source read at row-major positions of the leading
-      // dimensions it merges (as sparse adjoints flatten their batches).
-      if (llvm::any_of(llvm::drop_begin(collapse.getReassociationIndices()),
+      // dimensions it merges or splits (as sparse adjoints flatten their
+      // batches, and soac-flatten a nest's rows).
+      SmallVector<ReassociationIndices> groups =
+          isa<tensor::CollapseShapeOp>(op)
+              ? cast<tensor::CollapseShapeOp>(op).getReassociationIndices()
+              : cast<tensor::ExpandShapeOp>(op).getReassociationIndices();
+      if (llvm::any_of(llvm::drop_begin(groups),
                        [](const ReassociationIndices &group) {
                          return group.size() != 1;
                        }))
-        return unsupportedInThread(collapse, map,
-                                   "it may merge its leading dimensions only");
-      if (failed(knownShape(collapse, collapse.getSrc())) ||
-          failed(knownShape(collapse, collapse.getResult())))
+        return unsupportedInThread(&op, map,
+                                   "it may merge or split its leading "
+                                   "dimension only");
+      if (failed(knownShape(&op, op.getOperand(0))) ||
+          failed(knownShape(&op, op.getResult(0))))
         return failure();
       continue;
     }
@@ -396,8 +415,8 @@ LogicalResult checkThreadBlock(Block &block, MapOp map, Shapes &shapes) {
       return unsupportedInThread(
           &op, map,
           "code per row may compute scalars; read, slice, insert into, "
-          "flatten (tensor.collapse_shape) and build tensors "
-          "(tensor.from_elements, tensor.splat, soac.iota); and run "
+          "reshape (tensor.collapse_shape, tensor.expand_shape) and build "
+          "tensors (tensor.from_elements, tensor.splat, soac.iota); and run "
           "soac.map, soac.reduce and soac.reduce_by_index on them");
     for (Region &region : op.getRegions())
       if (failed(checkScalarCode(region, &op)) ||
@@ -432,10 +451,22 @@ using FramePtr = std::shared_ptr<Frame>;
 ///  - Collapsed: the tensor.collapse_shape `op` of `inputs[0]`, whose
 ///    first `result` dimensions it merges: an element of the merged
 ///    dimension is the source's at that row-major position;
+///  - Expanded: the tensor.expand_shape `op` of `inputs[0]`, whose first
+///    dimension it splits into dimensions of sizes `split`: once `indices`
+///    hold one index of each, the source's element at their row-major
+///    position;
 /// Generated, Fold and Inserted views collect `indices` until the last
-/// dimension is indexed.
+/// dimension is indexed, Expanded ones until the split ones are.
 struct View {
-  enum class Kind { Buffer, Map, Generated, Fold, Inserted, Collapsed };
+  enum class Kind {
+    Buffer,
+    Map,
+    Generated,
+    Fold,
+    Inserted,
+    Collapsed,
+    Expanded
+  };
   Kind kind = Kind::Buffer;
 
   Value tensor;
@@ -450,6 +481,8 @@ struct View {
 
   /// Host values: the sizes of the dimensions still to be indexed.
   SmallVector<Value> sizes;
+  /// Host values: an Expanded view's sizes of the dimensions it splits.
+  SmallVector<Value> split;
 };
 
 /// What a value of the body is in the kernel: a scalar or a view.
@@ -554,6 +587,15 @@ public:
         collapsed.inputs = {view(frame, collapse.getSrc())};
         collapsed.result = collapse.getReassociationIndices().front().size();
         frame->views[collapse.getResult()] = collapsed;
+      } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+        View expanded = deferred(View::Kind::Expanded, expand, frame,
+                                 expand.getResult());
+        expanded.inputs = {view(frame, expand.getSrc())};
+        expanded.split.assign(
+            expanded.sizes.begin(),
+            expanded.sizes.begin() +
+                expand.getReassociationIndices().front().size());
+        frame->views[expand.getResult()] = expanded;
       } else if (auto insert = dyn_cast<tensor::InsertOp>(op)) {
         View inserted =
             deferred(View::Kind::Inserted, insert, frame, insert.getResult());
@@ -628,6 +670,8 @@ public:
       return mapElement(b, v, j);
     if (v.kind == View::Kind::Collapsed)
       return collapsedElement(b, v, j);
+    if (v.kind == View::Kind::Expanded)
+      return expandedElement(b, v, j);
     View next = v;
     next.indices.push_back(j);
     next.sizes.erase(next.sizes.begin());
@@ -768,6 +812,23 @@ private:
     for (Value index : position)
       at = element(b, *at.view, index);
     return at;
+  }
+
+  /// Element `j` of the next dimension of an expand: the view itself with
+  /// `j` collected while split dimensions remain, then the source's element
+  /// at the row-major position of the indices collected.
+  Entry expandedElement(ImplicitLocOpBuilder &b, const View &v, Value j) {
+    View next = v;
+    next.indices.push_back(j);
+    next.sizes.erase(next.sizes.begin());
+    if (next.indices.size() < v.split.size())
+      return {{}, next};
+    Value position = next.indices.front();
+    for (auto [index, size] :
+         llvm::zip(llvm::drop_begin(next.indices), llvm::drop_begin(v.split)))
+      position = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, position, size), index);
+    return element(b, v.inputs.front(), position);
   }
 
   Entry mapElement(ImplicitLocOpBuilder &b, const View &v, Value j) {

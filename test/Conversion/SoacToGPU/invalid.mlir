@@ -92,7 +92,7 @@ func.func @tensor_built_per_row(%x: tensor<?x?xf32>, %y: tensor<2xf32>) -> tenso
   // expected-note @+1 {{in the body of this map}}
   %r = soac.map ins(%x : tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%row: tensor<?xf32>):
-    // expected-error @+1 {{'tensor.insert_slice' op is not supported by the GPU lowering inside a map run by one thread per row: code per row may compute scalars; read, slice, insert into, flatten (tensor.collapse_shape) and build tensors (tensor.from_elements, tensor.splat, soac.iota); and run soac.map, soac.reduce and soac.reduce_by_index on them}}
+    // expected-error @+1 {{'tensor.insert_slice' op is not supported by the GPU lowering inside a map run by one thread per row: code per row may compute scalars; read, slice, insert into, reshape (tensor.collapse_shape, tensor.expand_shape) and build tensors (tensor.from_elements, tensor.splat, soac.iota); and run soac.map, soac.reduce and soac.reduce_by_index on them}}
     %w = tensor.insert_slice %y into %row[0] [2] [1] : tensor<2xf32> into tensor<?xf32>
     soac.yield %w : tensor<?xf32>
   }
@@ -178,7 +178,7 @@ func.func @trailing_dimensions_merged_per_row(%x: tensor<?x?x?x?xf32>) -> tensor
     ^bb1(%plane: tensor<?x?xf32>):
       soac.yield %plane : tensor<?x?xf32>
     }
-    // expected-error @+1 {{'tensor.collapse_shape' op is not supported by the GPU lowering inside a map run by one thread per row: it may merge its leading dimensions only}}
+    // expected-error @+1 {{'tensor.collapse_shape' op is not supported by the GPU lowering inside a map run by one thread per row: it may merge or split its leading dimension only}}
     %f = tensor.collapse_shape %same [[0], [1, 2]] : tensor<?x?x?xf32> into tensor<?x?xf32>
     soac.yield %f : tensor<?x?xf32>
   }

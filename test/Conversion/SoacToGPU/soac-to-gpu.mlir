@@ -835,6 +835,45 @@ func.func @stacked_reads_per_row(%x: tensor<?x?xf64>, %positions: tensor<?xindex
 
 // -----
 
+// A row split by tensor.expand_shape (as soac-flatten makes) is a view of
+// its source: element (part, w) is the source's at part * width + w.
+// CHECK-LABEL: func.func @split_rows_per_row(
+// CHECK-SAME: %{{[a-z0-9_]+}}: tensor<?x?xf64>, %[[PARTS:[a-z0-9_]+]]: index, %[[WIDTH:[a-z0-9_]+]]: index
+// CHECK: gpu.launch
+// CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
+// CHECK: scf.for %[[W:[a-z0-9_]+]] = %{{.*}} to %[[WIDTH]]
+// CHECK: scf.for %[[PART:[a-z0-9_]+]] = %{{.*}} to %[[PARTS]]
+// CHECK: %[[AT:.*]] = arith.muli %[[PART]], %[[WIDTH]] : index
+// CHECK: %[[POSITION:.*]] = arith.addi %[[AT]], %[[W]] : index
+// CHECK: memref.load %{{.*}}[%[[ROW]], %[[POSITION]]]
+// CHECK: gpu.terminator
+func.func @split_rows_per_row(%x: tensor<?x?xf64>, %parts: index, %width: index) -> tensor<?x?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %sq = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb1(%e: f64):
+      %t = arith.mulf %e, %e : f64
+      soac.yield %t : f64
+    }
+    %split = tensor.expand_shape %sq [[0, 1]] output_shape [%parts, %width] : tensor<?xf64> into tensor<?x?xf64>
+    %z = tensor.splat %zero[%width] : tensor<?xf64>
+    %s = soac.reduce ins(%split : tensor<?x?xf64>) init(%z : tensor<?xf64>) -> tensor<?xf64> {
+    ^bb1(%a: tensor<?xf64>, %b: tensor<?xf64>):
+      %t = soac.map ins(%a, %b : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%p: f64, %q: f64):
+        %u = arith.addf %p, %q : f64
+        soac.yield %u : f64
+      }
+      soac.yield %t : tensor<?xf64>
+    }
+    soac.yield %s : tensor<?xf64>
+  }
+  return %r : tensor<?x?xf64>
+}
+
+// -----
+
 // Read at one index (tensor.extract), the same map is recomputed where read:
 // computing all of its elements could cost more than the ones read.
 // CHECK-LABEL: func.func @products_read_at_one_index
