@@ -157,11 +157,7 @@ private:
     }
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(producer)) {
       for (OpFoldResult size : expand.getMixedOutputShape()) {
-        if (std::optional<int64_t> value = getConstantIntValue(size)) {
-          shape.push_back(constantSize(*value));
-          continue;
-        }
-        FailureOr<SizeSource> source = sizeOf(cast<Value>(size));
+        FailureOr<SizeSource> source = sizeOf(size);
         if (failed(source))
           return failure();
         shape.push_back(*source);
@@ -200,11 +196,7 @@ private:
       for (auto [d, size] : llvm::enumerate(slice.getMixedSizes())) {
         if (dropped.test(d))
           continue;
-        if (std::optional<int64_t> value = getConstantIntValue(size)) {
-          shape.push_back(constantSize(*value));
-          continue;
-        }
-        FailureOr<SizeSource> source = sizeOf(cast<Value>(size));
+        FailureOr<SizeSource> source = sizeOf(size);
         if (failed(source))
           return failure();
         shape.push_back(*source);
@@ -212,6 +204,13 @@ private:
       return shape;
     }
     return failure();
+  }
+
+  /// A size given as a constant or an index value (below).
+  FailureOr<SizeSource> sizeOf(OpFoldResult size) {
+    if (std::optional<int64_t> value = getConstantIntValue(size))
+      return constantSize(*value);
+    return sizeOf(cast<Value>(size));
   }
 
   /// An index value used as a size: from outside the map, or a dimension of
