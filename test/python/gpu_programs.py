@@ -262,13 +262,17 @@ func.func @summed_histograms_per_row(%idx: tensor<?x?x?xindex>, %val: tensor<?x?
 }
 
 
-// Per row, its squares split into `parts` rows of `width` (a
-// tensor.expand_shape, as soac-flatten makes) and summed elementwise: the
-// thread reads the split rows as a view of the squares.
-func.func @split_rows_per_row(%x: tensor<?x?xf64>, %parts: index, %width: index) -> tensor<?x?xf64> {
+// Per row, its squares split into `parts` rows of the width that leaves (a
+// tensor.expand_shape, as soac-flatten and a reshape per row make) and
+// summed elementwise: the thread reads the split rows as a view of the
+// squares; the width, computed in the body, is computed on the host too.
+func.func @split_rows_per_row(%x: tensor<?x?xf64>, %parts: index) -> tensor<?x?xf64> {
   %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
   %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
   ^bb0(%row: tensor<?xf64>):
+    %n = tensor.dim %row, %c0 : tensor<?xf64>
+    %width = arith.divui %n, %parts : index
     %sq = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
     ^bb1(%e: f64):
       %t = arith.mulf %e, %e : f64
@@ -649,7 +653,7 @@ CASES = {
     "histogram_per_row": (ROWS, lambda n: (rng.integers(0, 4, (n, 9)), floats(n, 9, dtype=np.float32), 4)),
     "summed_histograms_per_row": (ROWS, lambda n: (rng.integers(-1, 7, (n, 3, 5)), floats(n, 3, 5, dtype=np.float32), 6)),
     "component_products_per_row": (ROWS, lambda n: (floats(n, 4), floats(3, 5, 4))),
-    "split_rows_per_row": (ROWS, lambda n: (floats(n, 12), 3, 4)),
+    "split_rows_per_row": (ROWS, lambda n: (floats(n, 12), 3)),
     "sum_of_matrices": (ROWS, lambda n: (floats(n, 3, 4, dtype=np.float32), np.zeros((3, 4), np.float32))),
     "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),
     "product_histogram": (ROWS, lambda n: (floats(5, dtype=np.float32), indices(n, 5), rng.uniform(0.9, 1.1, n).astype(np.float32))),

@@ -54,14 +54,18 @@ LogicalResult unsupportedInThread(Operation *op, MapOp map, const Twine &why) {
 //===----------------------------------------------------------------------===//
 
 /// Where one size of a tensor of the body comes from: a dimension of a tensor
-/// the kernel reads, an index computed outside the map, a constant, or the
-/// product of `factors` (a collapsed dimension).
+/// the kernel reads, an index computed outside the map, a constant, the
+/// product of `factors` (a collapsed dimension), or result `result` of
+/// `computed`, an arith op of the body computed on the host from `factors`
+/// (sizes the body derives from others, as soac-flatten's reshapes do).
 struct SizeSource {
   Value tensor;
   int64_t dim = 0;
   Value index;
   int64_t constant = 0;
   std::vector<SizeSource> factors;
+  Operation *computed = nullptr;
+  unsigned result = 0;
 };
 using Shape = SmallVector<SizeSource>;
 
@@ -228,7 +232,20 @@ private:
         return failure();
       return (*source)[*d];
     }
-    return failure();
+    Operation *def = index.getDefiningOp();
+    if (!def || !isa<arith::ArithDialect>(def->getDialect()) ||
+        def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return failure();
+    SizeSource computed;
+    computed.computed = def;
+    computed.result = cast<OpResult>(index).getResultNumber();
+    for (Value operand : def->getOperands()) {
+      FailureOr<SizeSource> source = sizeOf(operand);
+      if (failed(source))
+        return failure();
+      computed.factors.push_back(*source);
+    }
+    return computed;
   }
 
   MapOp map;
@@ -242,6 +259,13 @@ Value materialize(ImplicitLocOpBuilder &host, const SizeSource &size) {
     return tensor::DimOp::create(host, size.tensor, size.dim);
   if (size.index)
     return size.index;
+  if (size.computed) {
+    IRMapping operands;
+    for (auto [operand, factor] :
+         llvm::zip(size.computed->getOperands(), size.factors))
+      operands.map(operand, materialize(host, factor));
+    return host.clone(*size.computed, operands)->getResult(size.result);
+  }
   if (size.factors.empty())
     return indexConstant(host, size.constant);
   Value product = materialize(host, size.factors.front());

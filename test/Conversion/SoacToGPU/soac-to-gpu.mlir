@@ -836,21 +836,28 @@ func.func @stacked_reads_per_row(%x: tensor<?x?xf64>, %positions: tensor<?xindex
 // -----
 
 // A row split by tensor.expand_shape (as soac-flatten makes) is a view of
-// its source: element (part, w) is the source's at part * width + w.
+// its source: element (part, w) is the source's at part * width + w. The
+// width, computed in the body from the row's size, is computed on the host
+// for the kernel's loop bounds.
 // CHECK-LABEL: func.func @split_rows_per_row(
-// CHECK-SAME: %{{[a-z0-9_]+}}: tensor<?x?xf64>, %[[PARTS:[a-z0-9_]+]]: index, %[[WIDTH:[a-z0-9_]+]]: index
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<?x?xf64>, %[[PARTS:[a-z0-9_]+]]: index
+// CHECK: %[[N:.*]] = tensor.dim %[[X]], %c1
+// CHECK: arith.divui %{{.*}}, %[[PARTS]] : index
 // CHECK: gpu.launch
 // CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
-// CHECK: scf.for %[[W:[a-z0-9_]+]] = %{{.*}} to %[[WIDTH]]
+// CHECK: scf.for %[[W:[a-z0-9_]+]] = %{{.*}} to %{{.*}}
 // CHECK: scf.for %[[PART:[a-z0-9_]+]] = %{{.*}} to %[[PARTS]]
-// CHECK: %[[AT:.*]] = arith.muli %[[PART]], %[[WIDTH]] : index
+// CHECK: %[[AT:.*]] = arith.muli %[[PART]], %{{.*}} : index
 // CHECK: %[[POSITION:.*]] = arith.addi %[[AT]], %[[W]] : index
 // CHECK: memref.load %{{.*}}[%[[ROW]], %[[POSITION]]]
 // CHECK: gpu.terminator
-func.func @split_rows_per_row(%x: tensor<?x?xf64>, %parts: index, %width: index) -> tensor<?x?xf64> {
+func.func @split_rows_per_row(%x: tensor<?x?xf64>, %parts: index) -> tensor<?x?xf64> {
   %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
   %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?xf64> {
   ^bb0(%row: tensor<?xf64>):
+    %n = tensor.dim %row, %c0 : tensor<?xf64>
+    %width = arith.divui %n, %parts : index
     %sq = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
     ^bb1(%e: f64):
       %t = arith.mulf %e, %e : f64
