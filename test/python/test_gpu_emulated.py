@@ -100,6 +100,15 @@ def test_kernels_whose_threads_synchronize_compute_what_the_interpreter_does(fun
         assert_same_results(compiled(*args), interpreted(source, function, args), n)
 
 
+def test_sizes_the_host_computes_for_no_rows_do_not_trap():
+    """A width divided out of each row's size is computed on the host before
+    the launch, also when no row runs it: with no rows and zero parts, the
+    host divides by one instead of trapping, and the result has no rows."""
+    source, _ = CASES["split_rows_per_row"]
+    result = emulated(source, "split_rows_per_row")(np.zeros((0, 12)), 0)
+    assert np.asarray(result).shape[0] == 0
+
+
 def test_fold_blocks_must_be_positive():
     source, _ = CASES["sum"]
 

@@ -232,9 +232,14 @@ private:
         return failure();
       return (*source)[*d];
     }
+    // Arithmetic the host repeats before the launch, whether or not a thread
+    // runs it: nothing that can trap there (signed division can overflow;
+    // an unsigned divisor of zero is made one: see materialize).
     Operation *def = index.getDefiningOp();
     if (!def || !isa<arith::ArithDialect>(def->getDialect()) ||
-        def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+        def->getNumRegions() != 0 || !isMemoryEffectFree(def) ||
+        isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+            arith::FloorDivSIOp>(def))
       return failure();
     SizeSource computed;
     computed.computed = def;
@@ -264,6 +269,20 @@ Value materialize(ImplicitLocOpBuilder &host, const SizeSource &size) {
     for (auto [operand, factor] :
          llvm::zip(size.computed->getOperands(), size.factors))
       operands.map(operand, materialize(host, factor));
+    // The host computes it even when no thread does (no rows): a divisor of
+    // zero there would trap, so it divides by one instead.
+    if (isa<arith::DivUIOp, arith::RemUIOp, arith::CeilDivUIOp>(
+            size.computed)) {
+      Value divisor = operands.lookup(size.computed->getOperand(1));
+      Value zero = arith::ConstantOp::create(
+          host, divisor.getType(), host.getZeroAttr(divisor.getType()));
+      Value one = arith::ConstantOp::create(
+          host, divisor.getType(), host.getOneAttr(divisor.getType()));
+      Value isZero = arith::CmpIOp::create(host, arith::CmpIPredicate::eq,
+                                           divisor, zero);
+      operands.map(size.computed->getOperand(1),
+                   arith::SelectOp::create(host, isZero, one, divisor));
+    }
     return host.clone(*size.computed, operands)->getResult(size.result);
   }
   if (size.factors.empty())
@@ -1012,7 +1031,10 @@ private:
     bool readWhole = llvm::all_of(inner->getUsers(), [](Operation *user) {
       return isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user);
     });
-    if (!readWhole)
+    bool read = llvm::any_of(inner->getUsers(), [](Operation *user) {
+      return !isa<tensor::DimOp>(user);
+    });
+    if (!readWhole || !read)
       return false;
     if (yieldsScalars(inner))
       return holdsSoacs(inner);

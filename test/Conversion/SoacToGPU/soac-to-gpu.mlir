@@ -838,11 +838,14 @@ func.func @stacked_reads_per_row(%x: tensor<?x?xf64>, %positions: tensor<?xindex
 // A row split by tensor.expand_shape (as soac-flatten makes) is a view of
 // its source: element (part, w) is the source's at part * width + w. The
 // width, computed in the body from the row's size, is computed on the host
-// for the kernel's loop bounds.
+// for the kernel's loop bounds, dividing by one where `parts` is zero (the
+// host computes it even when no thread does).
 // CHECK-LABEL: func.func @split_rows_per_row(
 // CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<?x?xf64>, %[[PARTS:[a-z0-9_]+]]: index
 // CHECK: %[[N:.*]] = tensor.dim %[[X]], %c1
-// CHECK: arith.divui %{{.*}}, %[[PARTS]] : index
+// CHECK: %[[ZERO:.*]] = arith.cmpi eq, %[[PARTS]], %{{.*}} : index
+// CHECK: %[[DIVISOR:.*]] = arith.select %[[ZERO]], %{{.*}}, %[[PARTS]] : index
+// CHECK: arith.divui %{{.*}}, %[[DIVISOR]] : index
 // CHECK: gpu.launch
 // CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
 // CHECK: scf.for %[[W:[a-z0-9_]+]] = %{{.*}} to %{{.*}}
