@@ -529,6 +529,43 @@ func.func @grad_matvec(%A: tensor<?x?xf64>, %v: tensor<?xf64>, %c: tensor<?xf64>
   %r:3 = soac.vjp @matvec(%A, %v, %c) : (tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>, tensor<?xf64>)
   return %r#1, %r#2 : tensor<?x?xf64>, tensor<?xf64>
 }
+// A row read two maps deeper: per row, its reads stacked over the
+// positions and flattened, one histogram per row (the GPU's thread runs the
+// positions' body once per position for the indices and values both).
+func.func private @rows_window(%x: tensor<?x?xf64>, %offsets: tensor<?xindex>, %positions: tensor<?xindex>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%row: tensor<?xf64>):
+    %sums = soac.map ins(%positions : tensor<?xindex>) -> tensor<?xf64> {
+    ^bb1(%i: index):
+      %terms = soac.map ins(%offsets : tensor<?xindex>) -> tensor<?xf64> {
+      ^bb2(%j: index):
+        %p = arith.addi %i, %j : index
+        %v = tensor.extract %row[%p] : tensor<?xf64>
+        %sq = arith.mulf %v, %v : f64
+        soac.yield %sq : f64
+      }
+      %s = soac.reduce ins(%terms : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %s2 = arith.mulf %s, %s : f64
+      soac.yield %s2 : f64
+    }
+    %total = soac.reduce ins(%sums : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %total : f64
+  }
+  return %r : tensor<?xf64>
+}
+func.func @grad_rows_window(%x: tensor<?x?xf64>, %offsets: tensor<?xindex>, %positions: tensor<?xindex>, %c: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r:2 = soac.vjp @rows_window(%x, %offsets, %positions, %c) wrt [0] : (tensor<?x?xf64>, tensor<?xindex>, tensor<?xindex>, tensor<?xf64>) -> (tensor<?xf64>, tensor<?x?xf64>)
+  return %r#1 : tensor<?x?xf64>
+}
 func.func @grad_gather_squares(%x: tensor<?xf64>, %i: tensor<?xindex>) -> tensor<?xf64> {
   %one = arith.constant 1.0 : f64
   %r:2 = soac.vjp @gather_squares(%x, %i, %one) wrt [0] : (tensor<?xf64>, tensor<?xindex>, f64) -> (f64, tensor<?xf64>)
@@ -667,6 +704,7 @@ CASES = {
     "grad_matmul": (CONTRACTIONS, lambda n: (floats(n, 6), floats(6, 4), floats(n, 4))),
     "matmul_wide": (CONTRACTIONS, lambda n: (floats(n, 37), floats(37, 70))),
     "grad_gather_squares": (GRADIENTS, lambda n: (floats(40), rng.integers(0, 40, n))),
+    "grad_rows_window": (GRADIENTS, lambda n: (floats(n, 9), np.arange(3), np.arange(7), floats(n))),
     "normalise": (SCALARS, lambda n: (floats(n),)),
     "normalised_steps": (SCALARS, lambda n: (floats(n), 3)),
 }

@@ -48,6 +48,7 @@ EMULATED = [
     "summed_histograms_per_row",
     "component_products_per_row",
     "split_rows_per_row",
+    "grad_rows_window",
     "sum_of_matrices",
     "histogram_of_rows",
     "sum_count_min_histogram",

@@ -1208,22 +1208,61 @@ private:
           scf::YieldOp::create(ib);
         });
     Block &op = histogram.getBody().front();
-    scf::ForOp::create(
-        b, indexConstant(b, 0), indices.sizes.front(), indexConstant(b, 1),
-        ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          auto [bin, inRange] =
-              checkedIndex(ib, element(ib, indices, i).scalar, bins);
-          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &tb) {
-            Value value = element(tb, values, i).scalar;
-            Value old = memref::LoadOp::create(tb, buffer, slot(bin));
-            Value combined = apply(tb, op, frame, {old, value}).front();
-            memref::StoreOp::create(tb, combined, buffer, slot(bin));
+    // Combines element `i` of `from` (a view of values) into the bin `index`
+    // names, when there is one.
+    auto combine = [&](ImplicitLocOpBuilder &ib, Value index, const View &from,
+                       Value i) {
+      auto [bin, inRange] = checkedIndex(ib, index, bins);
+      ifThen(ib, inRange, [&](ImplicitLocOpBuilder &tb) {
+        Value value = element(tb, from, i).scalar;
+        Value old = memref::LoadOp::create(tb, buffer, slot(bin));
+        Value combined = apply(tb, op, frame, {old, value}).front();
+        memref::StoreOp::create(tb, combined, buffer, slot(bin));
+      });
+    };
+    auto loop = [&](ImplicitLocOpBuilder &ob, Value count,
+                    function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+      scf::ForOp::create(
+          ob, indexConstant(ob, 0), count, indexConstant(ob, 1), ValueRange{},
+          [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+            ImplicitLocOpBuilder ib(loc, nested);
+            body(ib, i);
+            scf::YieldOp::create(ib);
           });
-          scf::YieldOp::create(ib);
+    };
+    if (stackedRows(indices, values)) {
+      // The rows of one nested map, flattened (sparse adjoints' stacked
+      // reads): its body runs once per row for both, not twice per element.
+      const View &stack = indices.inputs.front();
+      Operation *yield = cast<MapOp>(stack.op).getBody().front().getTerminator();
+      loop(b, stack.sizes.front(), [&](ImplicitLocOpBuilder &rb, Value r) {
+        FramePtr row = mapFrame(rb, stack.op, stack.inputs, stack.scope, r);
+        View indexRow = *entry(row, yield->getOperand(stack.result)).view;
+        View valueRow =
+            *entry(row, yield->getOperand(values.inputs.front().result)).view;
+        loop(rb, stack.sizes[1], [&](ImplicitLocOpBuilder &cb, Value c) {
+          combine(cb, element(cb, indexRow, c).scalar, valueRow, c);
         });
+      });
+    } else {
+      loop(b, indices.sizes.front(), [&](ImplicitLocOpBuilder &ib, Value i) {
+        combine(ib, element(ib, indices, i).scalar, values, i);
+      });
+    }
     viewScratch(histogram, path, frame);
+  }
+
+  /// Whether `indices` and `values` flatten two rank-1 results of one
+  /// nested map (collapses of its two dimensions).
+  static bool stackedRows(const View &indices, const View &values) {
+    auto stacked = [](const View &v) {
+      return v.kind == View::Kind::Collapsed && v.result == 2 &&
+             v.inputs.front().kind == View::Kind::Map &&
+             v.inputs.front().sizes.size() == 2;
+    };
+    return stacked(indices) && stacked(values) &&
+           indices.inputs.front().op == values.inputs.front().op &&
+           indices.inputs.front().scope == values.inputs.front().scope;
   }
 
 public:

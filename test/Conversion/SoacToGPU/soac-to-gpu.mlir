@@ -791,17 +791,19 @@ func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>
 // -----
 
 // Reads stacked over a nested map and flattened (as sparse adjoints scatter
-// them): the collapse is a view of the map's rows, element k being row
-// k / taps, element k % taps; one histogram per thread in one pass.
+// them): the collapses are views of the map's rows, and the histogram runs
+// the map's body once per row for both (a loop over its rows, then over
+// their elements), not once per element of each; one histogram per thread
+// in one pass.
 // CHECK-LABEL: func.func @stacked_reads_per_row
 // CHECK: %[[BINS:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
 // CHECK: gpu.launch
 // CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
-// CHECK: scf.for %[[K:[a-z0-9_]+]] =
-// CHECK: %[[J:.*]] = arith.remui %[[K]], %[[TAPS:[a-z0-9_]+]] : index
-// CHECK: %[[I:.*]] = arith.divui %[[K]], %[[TAPS]] : index
-// CHECK: memref.load %{{.*}}[%[[I]]]
-// CHECK: memref.load %{{.*}}[%[[J]]]
+// CHECK: scf.for %[[P:[a-z0-9_]+]] =
+// CHECK: %[[I:.*]] = memref.load %{{.*}}[%[[P]]]
+// CHECK: scf.for %[[O:[a-z0-9_]+]] =
+// CHECK: %[[J:.*]] = memref.load %{{.*}}[%[[O]]]
+// CHECK-NEXT: arith.addi %[[I]], %[[J]] : index
 // CHECK: memref.store %{{.*}}, %[[BINS]][%{{.*}}, %[[ROW]]]
 // CHECK: gpu.terminator
 func.func @stacked_reads_per_row(%x: tensor<?x?xf64>, %positions: tensor<?xindex>, %offsets: tensor<?xindex>) -> tensor<?x?xf64> {
