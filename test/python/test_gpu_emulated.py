@@ -142,8 +142,8 @@ def test_gmm_gradient_computes_what_the_cpu_build_does():
     """GMM's gradient through the GPU pipeline, emulated: one thread per
     point whose components (a scalar and a row of products each, read by
     several SOACs) are computed once into scratch memory, and a thread per
-    component summing the histograms of its icf adjoint's rows, each
-    computed once into scratch."""
+    component adding its icf adjoint's stacked reads (flattened rows) into
+    one histogram."""
     gmm = importlib.import_module("gmm")
     function, args = gmm.soac_version(*gmm.inputs(d=5, K=3, n=37))
     gradient = soac.value_and_grad(function, argnums=tuple(gmm.WRT))
