@@ -551,6 +551,19 @@ Value allTrue(ImplicitLocOpBuilder &b, ValueRange conditions) {
   return all;
 }
 
+/// A loop over [0, `count`) that runs `body` on each index and carries
+/// nothing.
+void forEachIndex(ImplicitLocOpBuilder &b, Value count,
+                  function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  scf::ForOp::create(b, indexConstant(b, 0), count, indexConstant(b, 1),
+                     ValueRange{},
+                     [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+                       ImplicitLocOpBuilder ib(loc, nested);
+                       body(ib, i);
+                       scf::YieldOp::create(ib);
+                     });
+}
+
 class ThreadCode {
 public:
   ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map, Value n) {
@@ -763,30 +776,25 @@ public:
       }
       for (size_t member : group)
         written[member] = true;
-      scf::ForOp::create(
-          b, indexConstant(b, 0), v.sizes.front(), indexConstant(b, 1),
-          ValueRange{},
-          [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
-            ImplicitLocOpBuilder ib(loc, nested);
-            SmallVector<Value> inner(indices);
-            inner.push_back(j);
-            std::vector<Entry> elements;
-            SmallVector<Value> targets;
-            if (v.kind == View::Kind::Map) {
-              FramePtr frame = mapFrame(ib, v.op, v.inputs, v.scope, j);
-              Operation *yield =
-                  cast<MapOp>(v.op).getBody().front().getTerminator();
-              for (size_t member : group)
-                elements.push_back(entry(
-                    frame, yield->getOperand(entries[member].view->result)));
-            } else {
-              elements.push_back(element(ib, v, j));
-            }
-            for (size_t member : group)
-              targets.push_back(outputs[member]);
-            write(ib, elements, targets, inner);
-            scf::YieldOp::create(ib);
-          });
+      forEachIndex(b, v.sizes.front(), [&](ImplicitLocOpBuilder &ib, Value j) {
+        SmallVector<Value> inner(indices);
+        inner.push_back(j);
+        std::vector<Entry> elements;
+        SmallVector<Value> targets;
+        if (v.kind == View::Kind::Map) {
+          FramePtr frame = mapFrame(ib, v.op, v.inputs, v.scope, j);
+          Operation *yield =
+              cast<MapOp>(v.op).getBody().front().getTerminator();
+          for (size_t member : group)
+            elements.push_back(
+                entry(frame, yield->getOperand(entries[member].view->result)));
+        } else {
+          elements.push_back(element(ib, v, j));
+        }
+        for (size_t member : group)
+          targets.push_back(outputs[member]);
+        write(ib, elements, targets, inner);
+      });
     }
   }
 
@@ -1063,12 +1071,13 @@ private:
   }
 
   static bool holdsSoacs(MapOp map) {
-    bool found = false;
-    map.getBody().walk([&](Operation *op) {
-      if (isa<MapOp, ReduceOp, ReduceByIndexOp>(op))
-        found = true;
-    });
-    return found;
+    return map.getBody()
+        .walk([](Operation *op) {
+          return isa<MapOp, ReduceOp, ReduceByIndexOp>(op)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
   }
 
   void allocateScratch(ImplicitLocOpBuilder &host, MapOp map, Value n) {
@@ -1151,11 +1160,9 @@ private:
                           ArrayRef<View> inputs, const FramePtr &frame) {
     SmallVector<Value> path = scratchPath(frame);
     SmallVector<Value> buffers = scratch.lookup(inner);
-    scf::ForOp::create(
-        b, indexConstant(b, 0), sizes.lookup(inner->getResult(0)).front(),
-        indexConstant(b, 1), ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value j, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
+    forEachIndex(
+        b, sizes.lookup(inner->getResult(0)).front(),
+        [&](ImplicitLocOpBuilder &ib, Value j) {
           FramePtr computed = mapFrame(ib, inner, inputs, frame, j);
           for (auto [result, yielded, buffer] : llvm::zip(
                    inner->getResults(),
@@ -1167,19 +1174,13 @@ private:
                                       scratchSlot(path, j));
               continue;
             }
-            scf::ForOp::create(
-                ib, indexConstant(ib, 0), sizes.lookup(result)[1],
-                indexConstant(ib, 1), ValueRange{},
-                [&](OpBuilder &rowBuilder, Location rowLoc, Value k,
-                    ValueRange) {
-                  ImplicitLocOpBuilder rb(rowLoc, rowBuilder);
-                  memref::StoreOp::create(
-                      rb, element(rb, *value.view, k).scalar, buffer,
-                      scratchSlot(path, ValueRange{j, k}));
-                  scf::YieldOp::create(rb);
-                });
+            forEachIndex(ib, sizes.lookup(result)[1],
+                         [&](ImplicitLocOpBuilder &rb, Value k) {
+                           memref::StoreOp::create(
+                               rb, element(rb, *value.view, k).scalar, buffer,
+                               scratchSlot(path, ValueRange{j, k}));
+                         });
           }
-          scf::YieldOp::create(ib);
         });
     viewScratch(inner, path, frame);
   }
@@ -1199,14 +1200,10 @@ private:
     View values = view(frame, histogram.getValues()[0]);
     Value bins = sizes.lookup(histogram.getResult(0)).front();
     auto slot = [&](Value bin) { return scratchSlot(path, bin); };
-    scf::ForOp::create(
-        b, indexConstant(b, 0), bins, indexConstant(b, 1), ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value bin, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          memref::StoreOp::create(ib, element(ib, destination, bin).scalar,
-                                  buffer, slot(bin));
-          scf::YieldOp::create(ib);
-        });
+    forEachIndex(b, bins, [&](ImplicitLocOpBuilder &ib, Value bin) {
+      memref::StoreOp::create(ib, element(ib, destination, bin).scalar, buffer,
+                              slot(bin));
+    });
     Block &op = histogram.getBody().front();
     // Combines element `i` of `from` (a view of values) into the bin `index`
     // names, when there is one.
@@ -1220,34 +1217,29 @@ private:
         memref::StoreOp::create(tb, combined, buffer, slot(bin));
       });
     };
-    auto loop = [&](ImplicitLocOpBuilder &ob, Value count,
-                    function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-      scf::ForOp::create(
-          ob, indexConstant(ob, 0), count, indexConstant(ob, 1), ValueRange{},
-          [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
-            ImplicitLocOpBuilder ib(loc, nested);
-            body(ib, i);
-            scf::YieldOp::create(ib);
-          });
-    };
     if (stackedRows(indices, values)) {
       // The rows of one nested map, flattened (sparse adjoints' stacked
       // reads): its body runs once per row for both, not twice per element.
       const View &stack = indices.inputs.front();
-      Operation *yield = cast<MapOp>(stack.op).getBody().front().getTerminator();
-      loop(b, stack.sizes.front(), [&](ImplicitLocOpBuilder &rb, Value r) {
-        FramePtr row = mapFrame(rb, stack.op, stack.inputs, stack.scope, r);
-        View indexRow = *entry(row, yield->getOperand(stack.result)).view;
-        View valueRow =
-            *entry(row, yield->getOperand(values.inputs.front().result)).view;
-        loop(rb, stack.sizes[1], [&](ImplicitLocOpBuilder &cb, Value c) {
-          combine(cb, element(cb, indexRow, c).scalar, valueRow, c);
-        });
-      });
+      Operation *yield =
+          cast<MapOp>(stack.op).getBody().front().getTerminator();
+      forEachIndex(
+          b, stack.sizes.front(), [&](ImplicitLocOpBuilder &rb, Value r) {
+            FramePtr row = mapFrame(rb, stack.op, stack.inputs, stack.scope, r);
+            View indexRow = *entry(row, yield->getOperand(stack.result)).view;
+            View valueRow =
+                *entry(row, yield->getOperand(values.inputs.front().result))
+                     .view;
+            forEachIndex(
+                rb, stack.sizes[1], [&](ImplicitLocOpBuilder &cb, Value c) {
+                  combine(cb, element(cb, indexRow, c).scalar, valueRow, c);
+                });
+          });
     } else {
-      loop(b, indices.sizes.front(), [&](ImplicitLocOpBuilder &ib, Value i) {
-        combine(ib, element(ib, indices, i).scalar, values, i);
-      });
+      forEachIndex(b, indices.sizes.front(),
+                   [&](ImplicitLocOpBuilder &ib, Value i) {
+                     combine(ib, element(ib, indices, i).scalar, values, i);
+                   });
     }
     viewScratch(histogram, path, frame);
   }

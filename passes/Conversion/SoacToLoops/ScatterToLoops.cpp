@@ -365,9 +365,9 @@ private:
   /// its chunks' bins, made and merged, are no more than its rows (one chunk
   /// per thread); else the sequential loop.
   SmallVector<Value> sequentialOrChunked(ImplicitLocOpBuilder &b,
-                                  ReduceByIndexOp histogram,
-                                  const RowReader &rows,
-                                  IndexedUpdate update) const {
+                                         ReduceByIndexOp histogram,
+                                         const RowReader &rows,
+                                         IndexedUpdate update) const {
     Value n = rows.size(b);
     Value bins = binsOf(b, histogram.getDests());
     auto sequential = [&] {
