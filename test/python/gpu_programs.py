@@ -5,6 +5,8 @@ arguments for n rows."""
 from __future__ import annotations
 
 import pathlib
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from mlir import ir
@@ -774,6 +776,10 @@ def checked_runs(function: str) -> list[tuple[str, tuple, str | None]]:
     return [("clean", (x, good), None), ("index57", (x, bad), message), ("clean_again", (x, good), None)]
 
 
+# soac.vjp / soac.jvp expanded and inlined, as every pipeline does first.
+_DERIVATIVES = "soac-autodiff,inline,soac-simplify,canonicalize,cse"
+
+
 class _DerivativesExpanded:
     """soac-autodiff and the clean-up after it: what the interpreter needs
     before it runs a program with soac.vjp ops (it does not differentiate)."""
@@ -781,7 +787,7 @@ class _DerivativesExpanded:
     TARGET = "cpu"
 
     def pipeline(self) -> str:
-        return "builtin.module(soac-autodiff,inline,soac-simplify,canonicalize,cse)"
+        return f"builtin.module({_DERIVATIVES})"
 
 
 def interpreted(source: str, function: str, args):
@@ -794,15 +800,20 @@ def interpreted(source: str, function: str, args):
 
 # soac-lower-to-nvvm's passes up to kernels on buffers inside host code on
 # tensors (reduces and scans folded by at most 2 blocks).
-TO_KERNELS = (
-    "soac-autodiff,inline,soac-simplify,canonicalize,cse,soac-fuse-gathers,soac-check-indices,cse,"
-    "soac-copy-cheap-maps,convert-soac-to-gpu{fold-blocks=2},soac-lower-kernel-checks,"
-    "func.func(soac-sink-scalar-reads)"
+_KERNELS = (
+    "soac-fuse-gathers,soac-check-indices,cse,soac-copy-cheap-maps,convert-soac-to-gpu{fold-blocks=2},"
+    "soac-lower-kernel-checks,func.func(soac-sink-scalar-reads)"
 )
+TO_KERNELS = f"{_DERIVATIVES},{_KERNELS}"
+# What GpuOptions(flatten=True) runs between the two.
+_FLATTEN = "soac-expand-contractions{nested-only=true},soac-flatten"
 
 
+@dataclass(frozen=True)
 class EmulatedGpu:
-    """The GPU pipeline's kernels run on the CPU: cheap maps only gathered
+    """The GPU pipeline's kernels run on the CPU: with ``flatten``, products
+    in SOAC bodies expanded and nested parallelism flattened first (as
+    ``GpuOptions(flatten=True)``: soac-expand-contractions, soac-flatten), then cheap maps only gathered
     from computed where they are read (soac-fuse-gathers), indices checked,
     cheap maps read by several SOACs copied per reader (soac-copy-cheap-maps),
     convert-soac-to-gpu (reduces and scans folded by at most 2 blocks), the
@@ -811,10 +822,12 @@ class EmulatedGpu:
     launches emulated (soac-emulate-gpu-launches), then the CPU pipeline
     (which finds no SOAC left and bufferizes and lowers the kernels' code)."""
 
-    TARGET = "cpu"
+    TARGET: ClassVar[str] = "cpu"
+    flatten: bool = False
 
     def pipeline(self) -> str:
-        return f"builtin.module({TO_KERNELS},canonicalize,cse,soac-emulate-gpu-launches,soac-lower-to-cpu{{openmp=false}})"
+        kernels = f"{_DERIVATIVES},{_FLATTEN},{_KERNELS}" if self.flatten else TO_KERNELS
+        return f"builtin.module({kernels},canonicalize,cse,soac-emulate-gpu-launches,soac-lower-to-cpu{{openmp=false}})"
 
 
 def emulated(source: str, function: str, options: EmulatedGpu | None = None):

@@ -142,6 +142,7 @@ ARGS = {
     "recurrence_rows": lambda n, m: (floats(n, m, dtype=np.float64), 0.75),
     "row_sums": lambda n, m: (floats(n, m),),
     "collapse3": lambda n, m: (floats(n, m, m // 2),),
+    "no_collapse_in_operator": lambda n, m: (floats(n, max(m, 1), 3), np.zeros((max(m, 1), 3), np.float32)),
 }
 
 # What the flattened program of each function must show, so that the test
@@ -164,6 +165,7 @@ EXPECTED = {
     "recurrence_rows": {"tensor.splat": 1},
     "row_sums": {"soac.segmented": 1, "soac.map": 3},
     "collapse3": {"tensor.collapse_shape": 2, "tensor.expand_shape": 2, "soac.map": 1},
+    "no_collapse_in_operator": {"tensor.collapse_shape": 0, "soac.map": 2},
 }
 
 SIZES = [(0, 0), (0, 3), (1, 1), (3, 0), (1, 7), (5, 4)]

@@ -150,13 +150,24 @@ def test_gmm_gradient_computes_what_the_cpu_build_does():
     assert_emulated_as_on_cpu(soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE), args, True)
 
 
-def assert_emulated_as_on_cpu(jitted, args, derivative: bool) -> None:
+def test_flattened_gmm_gradient_computes_what_the_cpu_build_does():
+    """GMM's gradient with nested parallelism flattened (GpuOptions(flatten=True)):
+    its reduces combine matrices, whose operator soac-flatten leaves for the
+    lowering to combine element by element."""
+    gmm = importlib.import_module("gmm")
+    function, args = gmm.soac_version(*gmm.inputs(d=5, K=3, n=37))
+    gradient = soac.value_and_grad(function, argnums=tuple(gmm.WRT))
+    jitted = soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
+    assert_emulated_as_on_cpu(jitted, args, True, EmulatedGpu(flatten=True))
+
+
+def assert_emulated_as_on_cpu(jitted, args, derivative: bool, options: EmulatedGpu | None = None) -> None:
     expected = jitted(*args)
     expected = (expected[0], *expected[1]) if derivative else (expected,)
     traced = jitted.trace(*args)
     with traced.module.context:
         entry = signature(traced.name, public_functions(traced.module)[traced.name])
-        lowered = lower(traced.module, options=EmulatedGpu(), only=traced.name)
+        lowered = lower(traced.module, options=options or EmulatedGpu(), only=traced.name)
         actual = jit.jit(lowered, [entry], openmp=True)[traced.name](*args)
     actual = actual if isinstance(actual, tuple) else (actual,)
     assert len(actual) == len(expected)

@@ -63,6 +63,8 @@ struct CollapseMaps : OpRewritePattern<MapOp> {
 
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
+    if (inCombiningOperator(map))
+      return rewriter.notifyMatchFailure(map, "in a combining operator");
     Block &body = map.getBody().front();
     // The body: maps over rows of the inputs (or over results of earlier
     // such maps) whose own bodies do not depend on the row, and a yield of

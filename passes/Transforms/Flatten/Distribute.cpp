@@ -27,6 +27,8 @@ struct DistributeMap : OpRewritePattern<MapOp> {
 
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
+    if (inCombiningOperator(map))
+      return rewriter.notifyMatchFailure(map, "in a combining operator");
     if (!hasPureBody(map))
       return rewriter.notifyMatchFailure(map, "body with side effects");
     SmallVector<Nest> nests = findNests(map);
@@ -46,6 +48,8 @@ struct IsolateNest : OpRewritePattern<MapOp> {
 
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
+    if (inCombiningOperator(map))
+      return rewriter.notifyMatchFailure(map, "in a combining operator");
     if (!hasPureBody(map))
       return rewriter.notifyMatchFailure(map, "body with side effects");
     SmallVector<Nest> nests = findNests(map);

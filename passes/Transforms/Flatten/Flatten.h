@@ -74,6 +74,12 @@ backwardSlice(MapOp map, llvm::ArrayRef<mlir::Operation *> ops);
 mlir::LogicalResult splitMap(mlir::PatternRewriter &rewriter, MapOp map,
                              llvm::ArrayRef<mlir::Operation *> first);
 
+/// True when `map` lies in the operator of a reduce, scan or reduce_by_index:
+/// there it combines two rows, which is no parallelism of the program's, and
+/// the lowerings combine vector rows element by element themselves (a
+/// flattened operator is one they cannot read). The patterns leave it alone.
+bool inCombiningOperator(MapOp map);
+
 /// The outer size of the rows of `map` as a static size, or kDynamic.
 int64_t staticOuterSize(MapOp map);
 

@@ -32,6 +32,8 @@ struct InterchangeMapFor : OpRewritePattern<MapOp> {
 
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
+    if (inCombiningOperator(map))
+      return rewriter.notifyMatchFailure(map, "in a combining operator");
     Block &body = map.getBody().front();
     auto loop = dyn_cast<scf::ForOp>(body.front());
     if (!loop || loop->getNextNode() != body.getTerminator())

@@ -87,6 +87,14 @@ RankedTensorType rowsOf(int64_t outer, Type row) {
 
 } // namespace
 
+bool inCombiningOperator(MapOp map) {
+  for (Operation *parent = map->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<ReduceOp, ScanOp, ReduceByIndexOp>(parent))
+      return true;
+  return false;
+}
+
 int64_t staticOuterSize(MapOp map) {
   for (Value v : llvm::concat<Value>(map.getInputs(), map.getResults())) {
     auto type = cast<RankedTensorType>(v.getType());

@@ -411,3 +411,33 @@ func.func @no_distribute_irregular(%A: tensor<?x?xf32>, %ks: tensor<?xindex>) ->
   }
   return %r#0, %r#1 : tensor<?xf32>, tensor<?xf32>
 }
+
+// -----
+
+// A reduce of matrices combined elementwise: its operator combines two rows,
+// which is no parallelism to flatten, and the lowerings combine such rows
+// element by element themselves. The operator's map∘map stays as it is.
+// CHECK-LABEL: func.func @no_collapse_in_operator
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: soac.reduce ins(%{{.*}} : tensor<?x?x?xf32>)
+// CHECK: soac.map ins(%{{.*}}, %{{.*}} : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK: soac.map ins(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xf32>)
+// CHECK: arith.addf
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+func.func @no_collapse_in_operator(%A: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = soac.reduce ins(%A : tensor<?x?x?xf32>) init(%init : tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):
+    %m = soac.map ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb0(%ra: tensor<?xf32>, %rb: tensor<?xf32>):
+      %e = soac.map ins(%ra, %rb : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb0(%x: f32, %y: f32):
+        %s = arith.addf %x, %y : f32
+        soac.yield %s : f32
+      }
+      soac.yield %e : tensor<?xf32>
+    }
+    soac.yield %m : tensor<?x?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
