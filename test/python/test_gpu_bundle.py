@@ -231,3 +231,7 @@ def test_the_report_renders_every_section():
     # Peers run with the programs left out (--skip programs): their rows still show.
     peers_only = report.markdown({**results, "programs": []})
     assert "| adbench/GMM/gradient | small | – | – | 4.000 | – | – | – |  |" in peers_only
+    # The report says how the bundle was compiled.
+    assert "inner sizes up to 4 static." in text
+    flattened = {**results, "check": {**check, "built": {**check["built"], "static_inner_sizes_up_to": 16, "flatten": True}}}
+    assert "inner sizes up to 16 static; nested parallelism flattened (flatten=true)." in report.markdown(flattened)

@@ -150,15 +150,32 @@ def test_gmm_gradient_computes_what_the_cpu_build_does():
     assert_emulated_as_on_cpu(soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE), args, True)
 
 
-def test_flattened_gmm_gradient_computes_what_the_cpu_build_does():
-    """GMM's gradient with nested parallelism flattened (GpuOptions(flatten=True)):
-    its reduces combine matrices, whose operator soac-flatten leaves for the
-    lowering to combine element by element."""
-    gmm = importlib.import_module("gmm")
-    function, args = gmm.soac_version(*gmm.inputs(d=5, K=3, n=37))
-    gradient = soac.value_and_grad(function, argnums=tuple(gmm.WRT))
-    jitted = soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
-    assert_emulated_as_on_cpu(jitted, args, True, EmulatedGpu(flatten=True))
+# ADBench's programs at sizes the emulation runs quickly, their inner sizes
+# over the bound of static ones (dynamic, as in the GPU bundle's traces).
+EMULATED_ADBENCH_SIZES = {
+    "gmm": dict(d=5, K=6, n=37),
+    "lstm": dict(layers=2, c=6, b=5),
+    "ba": dict(n=3, m=5, p=9),
+    "hand": dict(npts=7, nverts=9),
+    "kmeans": dict(n=11, K=5, d=6),
+    "mlp": dict(batch=5, inputs=6, hidden=7, outputs=5),
+    "attention": dict(n=6, d=5),
+}
+
+
+@pytest.mark.parametrize("derivative", [False, True], ids=["primal", "gradient"])
+@pytest.mark.parametrize("name", sorted(EMULATED_ADBENCH_SIZES))
+def test_flattened_adbench_computes_what_the_cpu_build_does(name, derivative):
+    """Each ADBench program with nested parallelism flattened first
+    (GpuOptions(flatten=True), as ``build.py --flatten`` compiles them). GMM's gradient has reduces combining matrices, whose
+    operators soac-flatten leaves for the lowering to combine element by
+    element, and a per-point body it distributes across per-point matrices
+    of dynamic inner size (x - mu_k)."""
+    module = importlib.import_module(name)
+    function, args = module.soac_version(*module.inputs(**EMULATED_ADBENCH_SIZES[name]))
+    traced_function = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else function
+    jitted = soac.jit(traced_function, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
+    assert_emulated_as_on_cpu(jitted, args, derivative, EmulatedGpu(flatten=True))
 
 
 def assert_emulated_as_on_cpu(jitted, args, derivative: bool, options: EmulatedGpu | None = None) -> None:

@@ -85,11 +85,13 @@ def git_commit() -> str | None:
 
 
 def build(out: pathlib.Path, subset: bool, chip: str, adbench: tuple[str, ...] | None = None,
-          static_inner_sizes_up_to: int = tracing.GPU_SMALL_INNER_SIZE) -> dict:
+          static_inner_sizes_up_to: int = tracing.GPU_SMALL_INNER_SIZE, flatten: bool = False) -> dict:
     start = time.perf_counter()
     # Cubin and PTX where ptxas is here (the driver then loads without JIT), PTX alone otherwise;
     # host code reading buffers by copies, so that the runner may try device memory.
-    options = GpuOptions(chip=chip, format="fatbin" if ptx.ptxas_path() else "isa", device_memory=True)
+    # flatten: nested parallelism flattened first (GpuOptions(flatten=True)), to time against a bundle without.
+    options = GpuOptions(chip=chip, format="fatbin" if ptx.ptxas_path() else "isa", device_memory=True,
+                         flatten=flatten)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -141,6 +143,7 @@ def build(out: pathlib.Path, subset: bool, chip: str, adbench: tuple[str, ...] |
         "pipeline": options.pipeline(),
         "subset": subset or adbench is not None,
         "static_inner_sizes_up_to": static_inner_sizes_up_to,
+        "flatten": flatten,
         "seconds": round(time.perf_counter() - start, 1),
     }
     written = manifest.write(out, built, programs)
@@ -158,11 +161,14 @@ def main() -> None:
                         help=f"only these ADBench programs, comma-separated (of {', '.join(catalog.ADBENCH)})")
     parser.add_argument("--static-inner-sizes-up-to", type=int, default=tracing.GPU_SMALL_INNER_SIZE, metavar="N",
                         help="trace the ADBench programs with inner sizes up to N static (default: %(default)s)")
+    parser.add_argument("--flatten", action="store_true",
+                        help="flatten nested parallelism first (GpuOptions(flatten=True)), to compare with a bundle without")
     options = parser.parse_args()
     adbench = tuple(options.adbench.split(",")) if options.adbench else None
     if adbench and set(adbench) - set(catalog.ADBENCH):
         parser.error(f"--adbench takes {', '.join(catalog.ADBENCH)}")
-    written = build(pathlib.Path(options.out), options.subset, options.chip, adbench, options.static_inner_sizes_up_to)
+    written = build(pathlib.Path(options.out), options.subset, options.chip, adbench, options.static_inner_sizes_up_to,
+                    options.flatten)
     failed = [p["name"] for p in written["programs"] if "build_error" in p]
     if failed:
         print(f"not built (listed as failed in the manifest): {', '.join(failed)}")

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -52,28 +54,66 @@ void forEachValueRead(Operation *op, function_ref<void(Value)> fn) {
   });
 }
 
-/// True when the value `value` of `body` has the same shape in every row, so
+bool isRegular(Value value, Block &body);
+
+/// True when the index `size` is the same in every row of the map whose body
+/// is `body`: defined outside it, a constant, or a size of a regular tensor.
+bool isUniformSize(Value size, Block &body) {
+  if (!body.getParent()->isAncestor(size.getParentRegion()) ||
+      matchPattern(size, m_Constant()))
+    return true;
+  auto dim = size.getDefiningOp<tensor::DimOp>();
+  return dim && isRegular(dim.getSource(), body);
+}
+
+/// True when the value `value`, defined in `body` or in a region nested in
+/// it, has the same shape in every row of the map whose body is `body`, so
 /// that the rows of it can be stacked into a tensor: scalars, tensors of
-/// static shape, rows of the map's inputs, and the results of maps and scans
-/// over such rows (whose inner sizes are static).
+/// static shape, values defined outside the map, rows of regular tensors (the
+/// map's own rows, and the rows a nested map takes of regular inputs), the
+/// results of maps over regular inputs yielding regular values, of scans of
+/// regular inputs and of reduces from regular initial values, and splats and
+/// empty tensors of sizes the same in every row. GMM's per-point body, for
+/// one, computes a K x d matrix x - mu_k by a map over the means yielding a
+/// map over the point's row: regular, though its inner size is dynamic.
 bool isRegular(Value value, Block &body) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return !isa<TensorType>(value.getType()) &&
            TensorType::isValidElementType(value.getType());
-  if (type.hasStaticShape() || !definedIn(value, body) ||
-      isa<BlockArgument>(value))
+  if (type.hasStaticShape() ||
+      !body.getParent()->isAncestor(value.getParentRegion()))
     return true;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() == &body)
+      return true;
+    auto nested = dyn_cast<MapOp>(arg.getOwner()->getParentOp());
+    return nested && isRegular(nested.getInputs()[arg.getArgNumber()], body);
+  }
   Operation *def = value.getDefiningOp();
-  if (auto scan = dyn_cast<ScanOp>(def))
-    return isRegular(scan.getInputs()[cast<OpResult>(value).getResultNumber()],
-                     body);
-  if (auto map = dyn_cast<MapOp>(def))
-    return llvm::all_of(type.getShape().drop_front(),
-                        [](int64_t d) { return !ShapedType::isDynamic(d); }) &&
-           llvm::any_of(map.getInputs(),
-                        [&](Value input) { return isRegular(input, body); });
-  return false;
+  unsigned result = cast<OpResult>(value).getResultNumber();
+  auto sizesUniform = [&](ValueRange sizes) {
+    return llvm::all_of(sizes,
+                        [&](Value size) { return isUniformSize(size, body); });
+  };
+  return llvm::TypeSwitch<Operation *, bool>(def)
+      .Case([&](ScanOp scan) { return isRegular(scan.getInputs()[result], body); })
+      .Case([&](ReduceOp reduce) {
+        return isRegular(reduce.getInits()[result], body);
+      })
+      .Case([&](MapOp map) {
+        Value yielded = map.getBody().front().getTerminator()->getOperand(result);
+        return llvm::any_of(map.getInputs(),
+                            [&](Value input) { return isRegular(input, body); }) &&
+               isRegular(yielded, body);
+      })
+      .Case([&](tensor::SplatOp splat) {
+        return sizesUniform(splat.getDynamicSizes());
+      })
+      .Case([&](tensor::EmptyOp empty) {
+        return sizesUniform(empty.getDynamicSizes());
+      })
+      .Default([](Operation *) { return false; });
 }
 
 RankedTensorType rowsOf(int64_t outer, Type row) {

@@ -441,3 +441,59 @@ func.func @no_collapse_in_operator(%A: tensor<?x?x?xf32>, %init: tensor<?x?xf32>
   }
   return %r : tensor<?x?xf32>
 }
+
+// -----
+
+// Distribution across a matrix computed per row as a map over a tensor of the
+// function (not a row) yielding a map over the row: its inner size is
+// dynamic, yet the same in every row (GMM's x - mu_k per component), so its
+// rows stack. The two reductions over its rows then become segmented maps
+// over all n x K rows.
+// CHECK-LABEL: func.func @distribute_nested_regular
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[M:.*]]: tensor<?x?xf32>)
+// CHECK: %[[D:.*]] = soac.map ins(%[[X]] : tensor<?x?xf32>) -> tensor<?x?x?xf32>
+// CHECK: soac.map ins(%[[M]] : tensor<?x?xf32>)
+// CHECK: arith.subf
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[D]] {{\[}}[0, 1], [2]]
+// CHECK: soac.map ins(%[[ROWS]] : tensor<?x?xf32>) -> tensor<?xf32>
+// CHECK: arith.addf
+// CHECK: } {soac.segmented}
+// CHECK: arith.maximumf
+// CHECK: } {soac.segmented}
+// CHECK: return
+func.func @distribute_nested_regular(%X: tensor<?x?xf32>, %M: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %r:2 = soac.map ins(%X : tensor<?x?xf32>) -> tensor<?x?xf32>, tensor<?x?xf32> {
+  ^bb0(%x: tensor<?xf32>):
+    %D = soac.map ins(%M : tensor<?x?xf32>) -> tensor<?x?xf32> {
+    ^bb0(%m: tensor<?xf32>):
+      %d = soac.map ins(%x, %m : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+      ^bb0(%a: f32, %b: f32):
+        %t = arith.subf %a, %b : f32
+        soac.yield %t : f32
+      }
+      soac.yield %d : tensor<?xf32>
+    }
+    %s = soac.map ins(%D : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb0(%row: tensor<?xf32>):
+      %v = soac.reduce ins(%row : tensor<?xf32>) init(%zero : f32) -> f32 {
+      ^bb0(%a: f32, %b: f32):
+        %t = arith.addf %a, %b : f32
+        soac.yield %t : f32
+      }
+      soac.yield %v : f32
+    }
+    %t = soac.map ins(%D : tensor<?x?xf32>) -> tensor<?xf32> {
+    ^bb0(%row: tensor<?xf32>):
+      %v = soac.reduce ins(%row : tensor<?xf32>) init(%ninf : f32) -> f32 {
+      ^bb0(%a: f32, %b: f32):
+        %u = arith.maximumf %a, %b : f32
+        soac.yield %u : f32
+      }
+      soac.yield %v : f32
+    }
+    soac.yield %s, %t : tensor<?xf32>, tensor<?xf32>
+  }
+  return %r#0, %r#1 : tensor<?x?xf32>, tensor<?x?xf32>
+}

@@ -34,7 +34,8 @@ def check_section(check: dict) -> list[str]:
         f"{check['bytes'] / 2**20:.1f} MiB; kernels as {built['kernels']} for {built['chip']}; built from commit "
         f"{built['commit']}{' (subset)' if built['subset'] else ''}; ADBench traced with inner sizes up to "
         # Bundles built before the bound was recorded used 4.
-        f"{built.get('static_inner_sizes_up_to', 4)} static.",
+        f"{built.get('static_inner_sizes_up_to', 4)} static"
+        f"{'; nested parallelism flattened (flatten=true)' if built.get('flatten') else ''}.",
         "",
         f"- integrity (sha256 of every file, libraries load and export their functions, data match the signatures): "
         f"**{check['integrity']}**",
