@@ -101,6 +101,16 @@ def test_kernels_whose_threads_synchronize_compute_what_the_interpreter_does(fun
         assert_same_results(compiled(*args), interpreted(source, function, args), n)
 
 
+# Scatters and histograms with more than kOneBlockElements (4,096) values
+# or bins: the copy of dest and the updates are two launches (the sizes of
+# the tests above take one block that copies, waits, then updates).
+@pytest.mark.parametrize("function", ["scatter", "histogram", "product_histogram", "histogram_of_rows"])
+def test_large_scatters_and_histograms_compute_what_the_interpreter_does(function):
+    source, make_args = CASES[function]
+    args = make_args(5000)
+    assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), 5000)
+
+
 def test_sizes_the_host_computes_for_no_rows_do_not_trap():
     """A width divided out of each row's size is computed on the host before
     the launch, also when no row runs it: with no rows and zero parts, the

@@ -330,6 +330,21 @@ SmallVector<Value> dynamicSizes(RankedTensorType type, ValueRange sizes) {
   return dynamic;
 }
 
+void forEachIndexIn(ImplicitLocOpBuilder &b, Value lo, Value hi, Value step,
+                    function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  scf::ForOp::create(b, lo, hi, step, ValueRange{},
+                     [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+                       ImplicitLocOpBuilder ib(loc, nested);
+                       body(ib, i);
+                       scf::YieldOp::create(ib);
+                     });
+}
+
+void forEachIndex(ImplicitLocOpBuilder &b, Value count,
+                  function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  forEachIndexIn(b, indexConstant(b, 0), count, indexConstant(b, 1), body);
+}
+
 void ifThen(ImplicitLocOpBuilder &b, Value condition,
             function_ref<void(ImplicitLocOpBuilder &)> then) {
   auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/false);

@@ -163,6 +163,16 @@ std::pair<mlir::Value, mlir::Value> contiguousRange(mlir::ImplicitLocOpBuilder &
 /// The sizes among `sizes` (one per dimension) that `type` leaves dynamic.
 llvm::SmallVector<mlir::Value> dynamicSizes(mlir::RankedTensorType type,
                                             mlir::ValueRange sizes);
+/// A loop over `lo`, `lo + step`, ... below `hi` that runs `body` on each
+/// index and carries nothing (a thread's share of a block's elements).
+void forEachIndexIn(
+    mlir::ImplicitLocOpBuilder &b, mlir::Value lo, mlir::Value hi,
+    mlir::Value step,
+    llvm::function_ref<void(mlir::ImplicitLocOpBuilder &, mlir::Value)> body);
+/// The same over [0, `count`).
+void forEachIndex(
+    mlir::ImplicitLocOpBuilder &b, mlir::Value count,
+    llvm::function_ref<void(mlir::ImplicitLocOpBuilder &, mlir::Value)> body);
 /// scf.if `condition` then `then` (no results).
 void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value condition,
             llvm::function_ref<void(mlir::ImplicitLocOpBuilder &)> then);

@@ -592,59 +592,127 @@ void lowerScan(ScanOp scan, int64_t maxBlocks) {
 
 namespace {
 
-/// Launches one thread per element of each row of `values` (the rows of a
-/// scatter or reduce_by_index), reading the rows' indices into `dest`'s rows
-/// with `indices`. For the elements whose index is in range, `update` gets
-/// the index, the element's position in its row (`within`), its position
-/// in `dest` flattened (`flat`) and its value. Scalar rows are read through an
-/// ElementReader (recomputing a map that only this op reads).
-ElementReader launchPerIndexedElement(
-    ImplicitLocOpBuilder &host, Buffers &buffers, Operation *op, Value dest,
-    Value indices, Value values,
+/// Elements a scatter or reduce_by_index writes (of its destination, and of
+/// its values' rows) up to which one block of kBlockSize threads copies the
+/// destination and updates it in one launch, a barrier between the two: a
+/// loop's small histograms (the adjoints D-LSTM's gradient adds into, 4 x 14
+/// bins, per time step) then cost one launch each instead of two.
+constexpr int64_t kOneBlockElements = 16 * kBlockSize;
+
+/// The elements of the rows of `values` (the rows of a scatter or
+/// reduce_by_index), and the rows' indices into `dest`'s rows: `work` of
+/// them, read by `update`. Scalar rows are read through an ElementReader
+/// (recomputing a map that only this op reads).
+class IndexedElements {
+public:
+  IndexedElements(ImplicitLocOpBuilder &host, Buffers &buffers, Operation *op,
+                  Value dest, Value indices, Value values)
+      : values(values),
+        scalarRows(cast<RankedTensorType>(values.getType()).getRank() == 1),
+        reader(host, buffers,
+               scalarRows ? SmallVector<Value>{indices, values}
+                          : SmallVector<Value>{indices},
+               op) {
+    if (!scalarRows)
+      buffers.of(host, values);
+    bins = tensor::DimOp::create(host, dest, 0);
+    // (Sizes of scalar rows are not taken: `values` may be a map this op
+    // recomputes.)
+    if (!scalarRows) {
+      rowSizes = sizesOf(host, values);
+      rowSizes.erase(rowSizes.begin());
+    }
+    rowElements = product(host, rowSizes);
+    work = arith::MulIOp::create(host, reader.size(host), rowElements);
+  }
+
+  /// Kernel side: element `w` of the `work`; for an index in range,
+  /// `update` gets the index, the element's position in its row (`within`),
+  /// its position in `dest` flattened (`flat`) and its value.
+  void visit(ImplicitLocOpBuilder &b, Value w,
+             function_ref<void(ImplicitLocOpBuilder &, Value index,
+                               ValueRange within, Value flat, Value value)>
+                 update) const {
+    Value p = arith::DivUIOp::create(b, w, rowElements);
+    Value e = arith::RemUIOp::create(b, w, rowElements);
+    SmallVector<Value> read = reader.read(b, p);
+    auto [index, inRange] = checkedIndex(b, read[0], bins);
+    ifThen(b, inRange, [&](ImplicitLocOpBuilder &ib) {
+      SmallVector<Value> within = unflatten(ib, e, rowSizes);
+      Value value = read.back();
+      if (!scalarRows) {
+        SmallVector<Value> from{p};
+        llvm::append_range(from, within);
+        value = tensor::ExtractOp::create(ib, values, from);
+      }
+      Value flat = arith::AddIOp::create(
+          ib, arith::MulIOp::create(ib, index, rowElements), e);
+      update(ib, index, within, flat, value);
+    });
+  }
+
+  Value values;
+  bool scalarRows;
+  ElementReader reader;
+  Value bins, rowElements, work;
+  SmallVector<Value> rowSizes;
+};
+
+/// `out` (a new buffer of `dest`'s shape) gets a copy of `dest`, then
+/// `update` runs on each of `elements`. Up to kOneBlockElements of each, one
+/// block does both, waiting at a barrier in between; else a kernel copies and
+/// one thread per element updates in a second.
+void copyThenUpdate(
+    ImplicitLocOpBuilder &host, const Buffers &buffers, Value dest, Value out,
+    const IndexedElements &elements,
     function_ref<void(ImplicitLocOpBuilder &, Value index, ValueRange within,
                       Value flat, Value value)>
         update) {
-  bool scalarRows = cast<RankedTensorType>(values.getType()).getRank() == 1;
-  SmallVector<Value> readTensors{indices};
-  if (scalarRows)
-    readTensors.push_back(values);
-  else
-    buffers.of(host, values);
-  ElementReader reader(host, buffers, readTensors, op);
-  Value count = reader.size(host);
-  Value bins = tensor::DimOp::create(host, dest, 0);
-  // (Sizes of scalar rows are not taken: `values` may be a map this op
-  // recomputes.)
-  SmallVector<Value> rowSizes;
-  if (!scalarRows) {
-    rowSizes = sizesOf(host, values);
-    rowSizes.erase(rowSizes.begin());
-  }
-  Value rowElements = product(host, rowSizes);
-  Value work = arith::MulIOp::create(host, count, rowElements);
-  launchKernel(
-      host, blocksFor(host, work), {}, buffers,
-      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-        ifThen(b, lessThan(b, ids.global, work), [&](ImplicitLocOpBuilder &ib) {
-          Value p = arith::DivUIOp::create(ib, ids.global, rowElements);
-          Value e = arith::RemUIOp::create(ib, ids.global, rowElements);
-          SmallVector<Value> read = reader.read(ib, p);
-          auto [index, inRange] = checkedIndex(ib, read[0], bins);
-          ifThen(ib, inRange, [&](ImplicitLocOpBuilder &jb) {
-            SmallVector<Value> within = unflatten(jb, e, rowSizes);
-            Value value = read.back();
-            if (!scalarRows) {
-              SmallVector<Value> from{p};
-              llvm::append_range(from, within);
-              value = tensor::ExtractOp::create(jb, values, from);
-            }
-            Value flat = arith::AddIOp::create(
-                jb, arith::MulIOp::create(jb, index, rowElements), e);
-            update(jb, index, within, flat, value);
-          });
-        });
+  SmallVector<Value> sizes = sizesOf(host, dest);
+  Value count = product(host, sizes);
+  auto copyElement = [&](ImplicitLocOpBuilder &b, Value e) {
+    SmallVector<Value> at = unflatten(b, e, sizes);
+    memref::StoreOp::create(b, tensor::ExtractOp::create(b, dest, at), out, at);
+  };
+  Value limit = indexConstant(host, kOneBlockElements);
+  Value small = arith::AndIOp::create(
+      host, arith::CmpIOp::create(host, arith::CmpIPredicate::ule, count, limit),
+      arith::CmpIOp::create(host, arith::CmpIPredicate::ule, elements.work,
+                            limit));
+  Value step = indexConstant(host, kBlockSize);
+  ifThenElse(
+      host, small,
+      [&](ImplicitLocOpBuilder &then) {
+        launchKernel(
+            then, indexConstant(then, 1), {}, buffers,
+            [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+              forEachIndexIn(b, ids.thread, count, step, copyElement);
+              gpu::BarrierOp::create(b);
+              forEachIndexIn(b, ids.thread, elements.work, step,
+                             [&](ImplicitLocOpBuilder &ib, Value w) {
+                               elements.visit(ib, w, update);
+                             });
+            });
+      },
+      [&](ImplicitLocOpBuilder &otherwise) {
+        launchKernel(otherwise, blocksFor(otherwise, count), {}, buffers,
+                     [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                         ValueRange) {
+                       ifThen(b, lessThan(b, ids.global, count),
+                              [&](ImplicitLocOpBuilder &ib) {
+                                copyElement(ib, ids.global);
+                              });
+                     });
+        launchKernel(otherwise, blocksFor(otherwise, elements.work), {},
+                     buffers,
+                     [&](ImplicitLocOpBuilder &b, const ThreadIds &ids,
+                         ValueRange) {
+                       ifThen(b, lessThan(b, ids.global, elements.work),
+                              [&](ImplicitLocOpBuilder &ib) {
+                                elements.visit(ib, ids.global, update);
+                              });
+                     });
       });
-  return reader;
 }
 
 } // namespace
@@ -652,17 +720,21 @@ ElementReader launchPerIndexedElement(
 void lowerScatter(ScatterOp scatter) {
   ImplicitLocOpBuilder host(scatter.getLoc(), scatter);
   Buffers buffers;
-  Value out = copyToNewBuffer(host, buffers, scatter.getDest());
-  ElementReader reader = launchPerIndexedElement(
-      host, buffers, scatter, scatter.getDest(), scatter.getIndices(),
-      scatter.getValues(),
-      [&](ImplicitLocOpBuilder &b, Value index, ValueRange within, Value,
-          Value value) {
-        SmallVector<Value> to{index};
-        llvm::append_range(to, within);
-        memref::StoreOp::create(b, value, out, to);
-      });
-  replaceSoac(scatter, asTensor(host, out, scatter.getType()), &reader);
+  Value dest = scatter.getDest();
+  buffers.of(host, dest);
+  Value out = allocBuffer(host, scatter.getType(),
+                          dynamicSizes(scatter.getType(), sizesOf(host, dest)));
+  IndexedElements elements(host, buffers, scatter, dest, scatter.getIndices(),
+                           scatter.getValues());
+  copyThenUpdate(host, buffers, dest, out, elements,
+                 [&](ImplicitLocOpBuilder &b, Value index, ValueRange within,
+                     Value, Value value) {
+                   SmallVector<Value> to{index};
+                   llvm::append_range(to, within);
+                   memref::StoreOp::create(b, value, out, to);
+                 });
+  replaceSoac(scatter, asTensor(host, out, scatter.getType()),
+              &elements.reader);
 }
 
 /// One atomic per element of each value: rows of values are combined with
@@ -674,7 +746,9 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
   buffers.addFreeTensors(host, op);
   Value dest = histogram.getDests()[0];
   auto destType = cast<RankedTensorType>(dest.getType());
-  Value out = copyToNewBuffer(host, buffers, dest);
+  buffers.of(host, dest);
+  Value out =
+      allocBuffer(host, destType, dynamicSizes(destType, sizesOf(host, dest)));
   Value flat = out;
   if (destType.getRank() > 1) {
     ReassociationIndices all =
@@ -687,14 +761,15 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
         host, MemRefType::get({size}, destType.getElementType()), out,
         ArrayRef<ReassociationIndices>{all});
   }
-  ElementReader reader = launchPerIndexedElement(
-      host, buffers, histogram, dest, histogram.getIndices(),
-      histogram.getValues()[0],
+  IndexedElements elements(host, buffers, histogram, dest,
+                           histogram.getIndices(), histogram.getValues()[0]);
+  copyThenUpdate(
+      host, buffers, dest, out, elements,
       [&](ImplicitLocOpBuilder &b, Value, ValueRange, Value at, Value value) {
         atomicCombine(b, op, flat, at, value);
       });
   replaceSoac(histogram, asTensor(host, out, histogram.getResult(0).getType()),
-              &reader);
+              &elements.reader);
 }
 
 /// Several destinations whose operator mixes them (an argmin): copies of

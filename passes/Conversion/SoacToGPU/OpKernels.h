@@ -43,11 +43,13 @@ void lowerColumnReduce(ReduceOp reduce, mlir::Region &op);
 /// block rescans its rows from its offset.
 void lowerScan(ScanOp scan, int64_t maxBlocks);
 
-/// A copy of the destination, then one thread per (index, row element).
+/// A copy of the destination, then one thread per (index, row element); when
+/// both are small, one block does both in one launch.
 void lowerScatter(ScatterOp scatter);
 
 /// A copy of the destination, then one atomic per value (per element of
-/// vector rows combined elementwise).
+/// vector rows combined elementwise); when both are small, one block does both
+/// in one launch.
 void lowerReduceByIndex(ReduceByIndexOp histogram);
 /// A reduce_by_index of several destinations whose operator combines them
 /// together (an argmin): every destination's bin updated under a lock per

@@ -20,7 +20,9 @@
 //                    in one block; each block rescans its rows from its
 //                    offset (both passes a tile of kBlockSize neighbouring
 //                    rows at a time, so that loads coalesce)
-//   scatter          copy of dest, then one thread per (index, row element)
+//   scatter          copy of dest, then one thread per (index, row element);
+//                    up to 4096 of each, one block does both in one launch,
+//                    a barrier between them (a loop's small adjoints)
 //   reduce_by_index  copy of dest, then one atomic per value (per element
 //                    of vector rows combined elementwise); one histogram
 //                    per destination where there are several and the

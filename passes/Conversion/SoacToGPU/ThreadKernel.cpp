@@ -551,19 +551,6 @@ Value allTrue(ImplicitLocOpBuilder &b, ValueRange conditions) {
   return all;
 }
 
-/// A loop over [0, `count`) that runs `body` on each index and carries
-/// nothing.
-void forEachIndex(ImplicitLocOpBuilder &b, Value count,
-                  function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-  scf::ForOp::create(b, indexConstant(b, 0), count, indexConstant(b, 1),
-                     ValueRange{},
-                     [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
-                       ImplicitLocOpBuilder ib(loc, nested);
-                       body(ib, i);
-                       scf::YieldOp::create(ib);
-                     });
-}
-
 class ThreadCode {
 public:
   ThreadCode(ImplicitLocOpBuilder &host, Shapes &shapes, MapOp map, Value n) {

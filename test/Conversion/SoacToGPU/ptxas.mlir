@@ -11,9 +11,15 @@
 // CHECK: cumsum_kernel_5: assembled for sm_90
 // CHECK: recurrence_kernel_7: assembled for sm_90
 // CHECK: matvec_kernel: assembled for sm_90
+// A scatter and a histogram: the one-block kernel that copies and updates
+// small ones, then the copy and the update of larger ones.
+// CHECK: scatter_kernel: assembled for sm_90
 // CHECK: scatter_kernel_8: assembled for sm_90
-// CHECK: histogram_kernel_9: assembled for sm_90
-// CHECK: gather_squares_kernel_10: assembled for sm_90
+// CHECK: scatter_kernel_9: assembled for sm_90
+// CHECK: histogram_kernel: assembled for sm_90
+// CHECK: histogram_kernel_10: assembled for sm_90
+// CHECK: histogram_kernel_11: assembled for sm_90
+// CHECK: gather_squares_kernel_12: assembled for sm_90
 
 // MORE-DAG: product_histogram_kernel{{(_[0-9]+)?}}: assembled for sm_90
 // MORE-DAG: row_cumsum_kernel: assembled for sm_90

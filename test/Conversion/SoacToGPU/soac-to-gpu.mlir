@@ -100,9 +100,25 @@ func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
 
 // -----
 
-// A histogram with + is one atomic add per value, after a copy of dest.
+// A histogram with + is one atomic add per value, after a copy of dest. Up
+// to 4096 bins and values, one block copies, waits, then adds, in one
+// launch; larger ones take a launch for each.
 // CHECK-LABEL: func.func @histogram
+// CHECK: %[[LIMIT:.*]] = arith.constant 4096 : index
+// CHECK: %[[FEW_VALUES:.*]] = arith.cmpi ule, %{{.*}}, %[[LIMIT]]
+// CHECK: %[[FEW_BINS:.*]] = arith.cmpi ule, %{{.*}}, %[[LIMIT]]
+// CHECK: %[[SMALL:.*]] = arith.andi %[[FEW_BINS]], %[[FEW_VALUES]]
+// CHECK: scf.if %[[SMALL]] {
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ONE]],
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: memref.atomic_rmw addf
+// CHECK: } else {
 // CHECK: gpu.launch
+// CHECK: memref.store
 // CHECK: gpu.launch
 // CHECK: arith.cmpi ult
 // CHECK: memref.atomic_rmw addf
@@ -187,8 +203,12 @@ func.func @product_histogram(%h: tensor<?xf32>, %i: tensor<?xindex>, %v: tensor<
 
 // -----
 
-// A scatter: a copy of dest, then one thread per index and row element.
+// A scatter: a copy of dest, then one thread per index and row element
+// (one block doing both in one launch when they are few, as above).
 // CHECK-LABEL: func.func @scatter_rows
+// CHECK: scf.if
+// CHECK: gpu.barrier
+// CHECK: } else {
 // CHECK: gpu.launch
 // CHECK: gpu.launch
 // CHECK: arith.divui
