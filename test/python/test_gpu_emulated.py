@@ -160,6 +160,17 @@ def test_gmm_gradient_computes_what_the_cpu_build_does():
     assert_emulated_as_on_cpu(soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE), args, True)
 
 
+@pytest.mark.parametrize("function", sorted(CASES))
+def test_flattened_kernels_compute_what_the_interpreter_does(function):
+    """Every GPU program of the suite with nested parallelism flattened
+    first (GpuOptions(flatten=True)), at a few rows."""
+    source, make_args = CASES[function]
+    compiled = emulated(source, function, EmulatedGpu(flatten=True))
+    for n in [0, 1, 7]:
+        args = make_args(n)
+        assert_same_results(compiled(*args), interpreted(source, function, args), n)
+
+
 # ADBench's programs at sizes the emulation runs quickly, their inner sizes
 # over the bound of static ones (dynamic, as in the GPU bundle's traces).
 EMULATED_ADBENCH_SIZES = {

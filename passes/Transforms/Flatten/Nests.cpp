@@ -72,8 +72,8 @@ bool isUniformSize(Value size, Block &body) {
 /// static shape, values defined outside the map, rows of regular tensors (the
 /// map's own rows, and the rows a nested map takes of regular inputs), the
 /// results of maps over regular inputs yielding regular values, of scans of
-/// regular inputs and of reduces from regular initial values, and splats and
-/// empty tensors of sizes the same in every row. GMM's per-point body, for
+/// regular inputs and of reduces from regular initial values, and iotas,
+/// splats and empty tensors of sizes the same in every row. GMM's per-point body, for
 /// one, computes a K x d matrix x - mu_k by a map over the means yielding a
 /// map over the point's row: regular, though its inner size is dynamic.
 bool isRegular(Value value, Block &body) {
@@ -107,6 +107,7 @@ bool isRegular(Value value, Block &body) {
                             [&](Value input) { return isRegular(input, body); }) &&
                isRegular(yielded, body);
       })
+      .Case([&](IotaOp iota) { return isUniformSize(iota.getSize(), body); })
       .Case([&](tensor::SplatOp splat) {
         return sizesUniform(splat.getDynamicSizes());
       })

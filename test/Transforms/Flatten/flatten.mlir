@@ -497,3 +497,49 @@ func.func @distribute_nested_regular(%X: tensor<?x?xf32>, %M: tensor<?x?xf32>) -
   }
   return %r#0, %r#1 : tensor<?x?xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// An iota of a size the same in every row crosses the split as rows of its own
+// (GMM's argmax over the components of a point).
+// CHECK-LABEL: func.func @distribute_iota
+// CHECK: %[[I:.*]] = soac.map ins(%{{.*}} : tensor<?x?xf32>) -> tensor<?x?xindex>
+// CHECK: soac.iota
+// CHECK: soac.map ins(%{{.*}}, %[[I]] : tensor<?x?xf32>, tensor<?x?xindex>) -> tensor<?xf32>
+// CHECK: } {soac.segmented}
+// CHECK: soac.map ins(%[[I]] : tensor<?x?xindex>) -> tensor<?xindex>
+// CHECK: } {soac.segmented}
+// CHECK: return
+func.func @distribute_iota(%A: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xindex>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %r:2 = soac.map ins(%A : tensor<?x?xf32>) -> tensor<?xf32>, tensor<?xindex> {
+  ^bb0(%row: tensor<?xf32>):
+    %m = tensor.dim %row, %c0 : tensor<?xf32>
+    %i = soac.iota %m : tensor<?xindex>
+    %w = soac.map ins(%row, %i : tensor<?xf32>, tensor<?xindex>) -> tensor<?xf32> {
+    ^bb0(%x: f32, %k: index):
+      %ki = arith.index_cast %k : index to i32
+      %kf = arith.sitofp %ki : i32 to f32
+      %y = arith.mulf %x, %kf : f32
+      soac.yield %y : f32
+    }
+    %s = soac.reduce ins(%w : tensor<?xf32>) init(%zero : f32) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      soac.yield %t : f32
+    }
+    %sq = soac.map ins(%i : tensor<?xindex>) -> tensor<?xindex> {
+    ^bb0(%k: index):
+      %k2 = arith.muli %k, %k : index
+      soac.yield %k2 : index
+    }
+    %t = soac.reduce ins(%sq : tensor<?xindex>) init(%c0 : index) -> index {
+    ^bb0(%a: index, %b: index):
+      %u = arith.addi %a, %b : index
+      soac.yield %u : index
+    }
+    soac.yield %s, %t : f32, index
+  }
+  return %r#0, %r#1 : tensor<?xf32>, tensor<?xindex>
+}
