@@ -145,6 +145,7 @@ ARGS = {
     "no_collapse_in_operator": lambda n, m: (floats(n, max(m, 1), 3), np.zeros((max(m, 1), 3), np.float32)),
     "distribute_nested_regular": lambda n, m: (floats(n, 3), floats(max(m, 1), 3)),
     "distribute_iota": lambda n, m: (floats(n, m),),
+    "collapse_by_index": lambda n, m: (floats(n, 3), floats(n, m), floats(m)),
 }
 
 # What the flattened program of each function must show, so that the test
@@ -168,8 +169,9 @@ EXPECTED = {
     "row_sums": {"soac.segmented": 1, "soac.map": 3},
     "collapse3": {"tensor.collapse_shape": 2, "tensor.expand_shape": 2, "soac.map": 1},
     "no_collapse_in_operator": {"tensor.collapse_shape": 0, "soac.map": 2},
-    "distribute_nested_regular": {"soac.segmented": 2, "tensor.collapse_shape": 2, "soac.map": 5},
+    "distribute_nested_regular": {"soac.segmented": 2, "soac.iota": 1, "soac.map": 4},
     "distribute_iota": {"soac.segmented": 2, "soac.iota": 1, "soac.map": 5},
+    "collapse_by_index": {"soac.iota": 1, "soac.map": 1, "tensor.expand_shape": 1},
 }
 
 SIZES = [(0, 0), (0, 3), (1, 1), (3, 0), (1, 7), (5, 4)]

@@ -6,12 +6,22 @@
 // The same row by row: the flat map runs f on the rows of A in the order the
 // nest does, and the result is reshaped back.
 //
+// When the inner map goes over a tensor of the function rather than over the
+// row (GMM's points against its K means), there are no rows to merge: the
+// flat map goes over the n·K positions and reads each one's rows by index
+// instead (its body may then read the row too),
+//
+//   map (λr. map (λm. g r m) M) A     (M : K × ...)
+//     → expand (map (λi. g A[i / K] M[i mod K]) (iota (n·K)))
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Transforms/Flatten/Flatten.h"
+#include "passes/Utils/Rows.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -56,6 +66,41 @@ bool independentOfRows(MapOp inner, MapOp outer) {
                 return WalkResult::advance();
               })
               .wasInterrupted();
+}
+
+/// True when `value` is defined outside `map` (the same in every row).
+bool definedOutside(Value value, MapOp map) {
+  return !map->isAncestor(value.getParentRegion()->getParentOp());
+}
+
+/// n rows of m rows: `flat` (one row per position) reshaped to `type`. With
+/// no rows (n = 0), a dynamic inner size is 0, as the nest would give.
+Value expandRows(PatternRewriter &rewriter, Location loc, Value flat,
+                 RankedTensorType type, Value n, OpFoldResult m) {
+  RankedTensorType flatType = collapsedType(type);
+  if (flat.getType() != flatType)
+    flat = tensor::CastOp::create(rewriter, loc, flatType, flat);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  SmallVector<OpFoldResult> sizes;
+  sizes.push_back(type.isDynamicDim(0) ? OpFoldResult(n)
+                                       : rewriter.getIndexAttr(type.getDimSize(0)));
+  if (type.isDynamicDim(1)) {
+    Value empty =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, n, zero);
+    sizes.push_back(arith::SelectOp::create(rewriter, loc, empty, zero,
+                                            materialize(rewriter, loc, m))
+                        .getResult());
+  } else {
+    sizes.push_back(rewriter.getIndexAttr(type.getDimSize(1)));
+  }
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d)
+                        ? OpFoldResult(tensor::DimOp::create(rewriter, loc,
+                                                             flat, d - 1)
+                                           .getResult())
+                        : rewriter.getIndexAttr(type.getDimSize(d)));
+  return tensor::ExpandShapeOp::create(rewriter, loc, type, flat,
+                                       mergeOuterTwo(type.getRank()), sizes);
 }
 
 struct CollapseMaps : OpRewritePattern<MapOp> {
@@ -137,36 +182,123 @@ struct CollapseMaps : OpRewritePattern<MapOp> {
       }
     }
 
-    // Each result reshaped back: n rows of m rows. With no rows (n = 0), a
-    // map's dynamic inner sizes are 0, as the nest would give.
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value empty = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                        n, zero);
+    // Each result reshaped back: n rows of m rows.
     SmallVector<Value> results;
-    for (auto [v, result] : llvm::zip(yield.getValues(), map.getResults())) {
-      auto type = cast<RankedTensorType>(result.getType());
-      Value source = flat.lookup(v);
-      RankedTensorType sourceType = collapsedType(type);
-      if (source.getType() != sourceType)
-        source = tensor::CastOp::create(rewriter, loc, sourceType, source);
-      SmallVector<OpFoldResult> sizes;
-      sizes.push_back(type.isDynamicDim(0) ? OpFoldResult(n)
-                                           : rewriter.getIndexAttr(type.getDimSize(0)));
-      if (type.isDynamicDim(1)) {
-        Value m = materialize(rewriter, loc, innerSize.lookup(v));
-        sizes.push_back(
-            arith::SelectOp::create(rewriter, loc, empty, zero, m).getResult());
-      } else {
-        sizes.push_back(rewriter.getIndexAttr(type.getDimSize(1)));
+    for (auto [v, result] : llvm::zip(yield.getValues(), map.getResults()))
+      results.push_back(expandRows(rewriter, loc, flat.lookup(v),
+                                   cast<RankedTensorType>(result.getType()), n,
+                                   innerSize.lookup(v)));
+    rewriter.replaceOp(map, results);
+    return success();
+  }
+};
+
+struct CollapseMapsByIndex : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    if (inCombiningOperator(map))
+      return rewriter.notifyMatchFailure(map, "in a combining operator");
+    // Outermost maps only: inside a map, the tensors of the function include
+    // the enclosing rows, and merging a nested map's positions there would
+    // leave the outer map a body of index arithmetic that nothing flattens.
+    if (map->getParentOfType<MapOp>())
+      return rewriter.notifyMatchFailure(map, "nested in a map");
+    Block &body = map.getBody().front();
+    auto inner = dyn_cast<MapOp>(body.front());
+    if (!inner || inner->getNextNode() != body.getTerminator())
+      return rewriter.notifyMatchFailure(map, "the body is not one map");
+    if (!isMemoryEffectFree(inner))
+      return rewriter.notifyMatchFailure(map, "body with side effects");
+    auto yield = cast<YieldOp>(body.getTerminator());
+    if (!llvm::equal(yield.getValues(), inner.getResults()))
+      return rewriter.notifyMatchFailure(map, "yields other values than the inner map's");
+    // Each inner input: a row of the map's (a block argument) or a tensor of
+    // the function, one at least (with rows only, CollapseMaps merges the
+    // rows themselves, or, when the body reads the row, the map stays).
+    bool readsFreeTensor = false;
+    for (Value input : inner.getInputs()) {
+      if (definedOutside(input, map)) {
+        readsFreeTensor = true;
+        continue;
       }
-      for (int64_t d = 2; d < type.getRank(); ++d)
-        sizes.push_back(type.isDynamicDim(d)
-                            ? OpFoldResult(tensor::DimOp::create(
-                                  rewriter, loc, source, d - 1).getResult())
-                            : rewriter.getIndexAttr(type.getDimSize(d)));
-      results.push_back(tensor::ExpandShapeOp::create(
-          rewriter, loc, type, source, mergeOuterTwo(type.getRank()), sizes));
+      auto arg = dyn_cast<BlockArgument>(input);
+      if (!arg || arg.getOwner() != &body)
+        return rewriter.notifyMatchFailure(map, "an inner input is neither a row nor free");
     }
+    if (!readsFreeTensor)
+      return rewriter.notifyMatchFailure(map, "the inner map reads rows only");
+
+    Location loc = map.getLoc();
+    rewriter.setInsertionPoint(map);
+    Value n = outerSizeValue(rewriter, map);
+    // m, the inner map's size, from its first input: a free tensor's outer
+    // size, or the inner size of the map's input it is a row of.
+    Value first = inner.getInputs().front();
+    OpFoldResult m =
+        definedOutside(first, map)
+            ? tensor::getMixedSize(rewriter, loc, first, 0)
+            : tensor::getMixedSize(
+                  rewriter, loc,
+                  map.getInputs()[cast<BlockArgument>(first).getArgNumber()], 1);
+    Value mValue = materialize(rewriter, loc, m);
+    // The positions: static in number when n and m are.
+    std::optional<int64_t> staticN = getConstantIntValue(n),
+                           staticM = getConstantIntValue(m);
+    Value iota;
+    if (staticN && staticM)
+      iota = IotaOp::create(
+          rewriter, loc,
+          RankedTensorType::get({*staticN * *staticM}, rewriter.getIndexType()),
+          Value());
+    else
+      iota = IotaOp::create(
+          rewriter, loc,
+          RankedTensorType::get({ShapedType::kDynamic}, rewriter.getIndexType()),
+          arith::MulIOp::create(rewriter, loc, n, mValue));
+    SmallVector<Type> types;
+    for (Value result : map.getResults())
+      types.push_back(collapsedType(cast<RankedTensorType>(result.getType())));
+    auto flatMap = MapOp::create(rewriter, loc, types, ValueRange{iota});
+    flatMap->setDiscardableAttrs(inner->getDiscardableAttrDictionary());
+    Block *flatBody = rewriter.createBlock(&flatMap.getBody(), {},
+                                           {rewriter.getIndexType()}, {loc});
+    ImplicitLocOpBuilder b(loc, rewriter);
+    Value i = flatBody->getArgument(0);
+    Value p = arith::DivUIOp::create(b, i, mValue);
+    Value k = arith::RemUIOp::create(b, i, mValue);
+    IRMapping rows;
+    // The rows of the map the inner body reads, at p.
+    for (BlockArgument arg : body.getArguments())
+      if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
+            return inner.getBody().isAncestor(user->getParentRegion());
+          }))
+        rows.map(arg, extractAt(b, map.getInputs()[arg.getArgNumber()], {p}));
+    // The inner map's rows, at k of a free tensor or at (p, k) of the map's.
+    Block &innerBody = inner.getBody().front();
+    for (auto [input, innerArg] :
+         llvm::zip(inner.getInputs(), innerBody.getArguments()))
+      rows.map(innerArg,
+               definedOutside(input, map)
+                   ? extractAt(b, input, {k})
+                   : extractAt(b,
+                               map.getInputs()[cast<BlockArgument>(input)
+                                                   .getArgNumber()],
+                               {p, k}));
+    for (Operation &op : innerBody.without_terminator())
+      rewriter.clone(op, rows);
+    YieldOp::create(b, llvm::map_to_vector(
+                           cast<YieldOp>(innerBody.getTerminator()).getValues(),
+                           [&](Value v) { return rows.lookupOrDefault(v); }));
+
+    rewriter.setInsertionPoint(map);
+    SmallVector<Value> results;
+    for (auto [flat, result] :
+         llvm::zip(flatMap.getResults(), map.getResults()))
+      results.push_back(expandRows(rewriter, loc, flat,
+                                   cast<RankedTensorType>(result.getType()), n,
+                                   m));
     rewriter.replaceOp(map, results);
     return success();
   }
@@ -175,7 +307,7 @@ struct CollapseMaps : OpRewritePattern<MapOp> {
 } // namespace
 
 void populateCollapseMapsPatterns(RewritePatternSet &patterns) {
-  patterns.add<CollapseMaps>(patterns.getContext());
+  patterns.add<CollapseMaps, CollapseMapsByIndex>(patterns.getContext());
 }
 
 } // namespace soac::flatten

@@ -447,17 +447,20 @@ func.func @no_collapse_in_operator(%A: tensor<?x?x?xf32>, %init: tensor<?x?xf32>
 // Distribution across a matrix computed per row as a map over a tensor of the
 // function (not a row) yielding a map over the row: its inner size is
 // dynamic, yet the same in every row (GMM's x - mu_k per component), so its
-// rows stack. The two reductions over its rows then become segmented maps
-// over all n x K rows.
+// rows stack. That map then goes over the n x K positions (reading the rows
+// by index), and the two reductions over its rows become segmented maps over
+// all n x K rows.
 // CHECK-LABEL: func.func @distribute_nested_regular
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[M:.*]]: tensor<?x?xf32>)
-// CHECK: %[[D:.*]] = soac.map ins(%[[X]] : tensor<?x?xf32>) -> tensor<?x?x?xf32>
-// CHECK: soac.map ins(%[[M]] : tensor<?x?xf32>)
+// CHECK: %[[POSITIONS:.*]] = soac.iota
+// CHECK: %[[D:.*]] = soac.map ins(%[[POSITIONS]] : tensor<?xindex>) -> tensor<?x?xf32>
+// CHECK: tensor.extract_slice %[[X]]
+// CHECK: tensor.extract_slice %[[M]]
 // CHECK: arith.subf
-// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[D]] {{\[}}[0, 1], [2]]
-// CHECK: soac.map ins(%[[ROWS]] : tensor<?x?xf32>) -> tensor<?xf32>
+// CHECK: soac.map ins(%[[D]] : tensor<?x?xf32>) -> tensor<?xf32>
 // CHECK: arith.addf
 // CHECK: } {soac.segmented}
+// CHECK: soac.map ins(%[[D]] : tensor<?x?xf32>) -> tensor<?xf32>
 // CHECK: arith.maximumf
 // CHECK: } {soac.segmented}
 // CHECK: return
@@ -542,4 +545,41 @@ func.func @distribute_iota(%A: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xinde
     soac.yield %s, %t : f32, index
   }
   return %r#0, %r#1 : tensor<?xf32>, tensor<?xindex>
+}
+
+// -----
+
+// A map over a tensor of the function (K means) inside a map over points: no
+// rows to merge, so one map over the n x K positions, reading the point at
+// i / K and the mean (and the weight of this point and mean) at i mod K. The
+// body reads the point's row too.
+// CHECK-LABEL: func.func @collapse_by_index
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[W:.*]]: tensor<?x?xf32>, %[[M:.*]]: tensor<?xf32>)
+// CHECK: %[[N:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[K:.*]] = tensor.dim %[[M]], %c0
+// CHECK: %[[NK:.*]] = arith.muli %[[N]], %[[K]]
+// CHECK: %[[I:.*]] = soac.iota %[[NK]] : tensor<?xindex>
+// CHECK: %[[FLAT:.*]] = soac.map ins(%[[I]] : tensor<?xindex>) -> tensor<?xf32> {
+// CHECK: ^bb0(%[[POS:.*]]: index):
+// CHECK: %[[P:.*]] = arith.divui %[[POS]], %[[K]]
+// CHECK: %[[Q:.*]] = arith.remui %[[POS]], %[[K]]
+// CHECK: tensor.extract_slice %[[X]][%[[P]], 0]
+// CHECK: tensor.extract %[[M]][%[[Q]]]
+// CHECK: tensor.extract %[[W]][%[[P]], %[[Q]]]
+// CHECK-NOT: soac.map
+// CHECK: tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]]
+func.func @collapse_by_index(%X: tensor<?x?xf32>, %W: tensor<?x?xf32>, %M: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %r = soac.map ins(%X, %W : tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%x: tensor<?xf32>, %w: tensor<?xf32>):
+    %d = soac.map ins(%M, %w : tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
+    ^bb0(%m: f32, %weight: f32):
+      %first = tensor.extract %x[%c0] : tensor<?xf32>
+      %t = arith.subf %first, %m : f32
+      %u = arith.mulf %t, %weight : f32
+      soac.yield %u : f32
+    }
+    soac.yield %d : tensor<?xf32>
+  }
+  return %r : tensor<?x?xf32>
 }
