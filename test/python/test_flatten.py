@@ -146,6 +146,7 @@ ARGS = {
     "distribute_nested_regular": lambda n, m: (floats(n, 3), floats(max(m, 1), 3)),
     "distribute_iota": lambda n, m: (floats(n, m),),
     "collapse_by_index": lambda n, m: (floats(n, 3), floats(n, m), floats(m)),
+    "no_distribute_row_dim_index": lambda n, m: (rng.integers(0, 2, n).astype(np.int64), floats(2, m + 3)),
 }
 
 # What the flattened program of each function must show, so that the test
@@ -172,6 +173,7 @@ EXPECTED = {
     "distribute_nested_regular": {"soac.segmented": 2, "soac.iota": 1, "soac.map": 4},
     "distribute_iota": {"soac.segmented": 2, "soac.iota": 1, "soac.map": 5},
     "collapse_by_index": {"soac.iota": 1, "soac.map": 1, "tensor.expand_shape": 1},
+    "no_distribute_row_dim_index": {"soac.map": 2, "soac.segmented": 0},
 }
 
 SIZES = [(0, 0), (0, 3), (1, 1), (3, 0), (1, 7), (5, 4)]

@@ -111,6 +111,17 @@ def test_large_scatters_and_histograms_compute_what_the_interpreter_does(functio
     assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), 5000)
 
 
+@pytest.mark.parametrize("function", ["cumsum", "recurrence"])
+def test_scans_of_several_tiles_compute_what_the_interpreter_does(function):
+    """A scan's rescan takes tiles of 4 x 256 rows (4 consecutive rows per
+    thread): at 5,003 rows each of the 2 folding blocks rescans 3 tiles, the
+    last one partial, carrying its offset between them (a sum, and a linear
+    recurrence whose operator does not commute)."""
+    source, make_args = CASES[function]
+    args = make_args(5003)
+    assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), 5003)
+
+
 def test_sizes_the_host_computes_for_no_rows_do_not_trap():
     """A width divided out of each row's size is computed on the host before
     the launch, also when no row runs it: with no rows and zero parts, the

@@ -18,8 +18,9 @@
 //                    launched only when there are several blocks)
 //   scan             block totals; an exclusive scan of the block totals
 //                    in one block; each block rescans its rows from its
-//                    offset (both passes a tile of kBlockSize neighbouring
-//                    rows at a time, so that loads coalesce)
+//                    offset (both passes a tile of neighbouring rows at a
+//                    time, so that loads coalesce; the rescan 4 consecutive
+//                    rows per thread, scanned by the thread alone)
 //   scatter          copy of dest, then one thread per (index, row element);
 //                    up to 4096 of each, one block does both in one launch,
 //                    a barrier between them (a loop's small adjoints)

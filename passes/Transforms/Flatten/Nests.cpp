@@ -57,13 +57,15 @@ void forEachValueRead(Operation *op, function_ref<void(Value)> fn) {
 bool isRegular(Value value, Block &body);
 
 /// True when the index `size` is the same in every row of the map whose body
-/// is `body`: defined outside it, a constant, or a size of a regular tensor.
+/// is `body`: defined outside it, a constant, or a size of a regular tensor
+/// at such an index.
 bool isUniformSize(Value size, Block &body) {
   if (!body.getParent()->isAncestor(size.getParentRegion()) ||
       matchPattern(size, m_Constant()))
     return true;
   auto dim = size.getDefiningOp<tensor::DimOp>();
-  return dim && isRegular(dim.getSource(), body);
+  return dim && isUniformSize(dim.getIndex(), body) &&
+         isRegular(dim.getSource(), body);
 }
 
 /// True when the value `value`, defined in `body` or in a region nested in
@@ -71,9 +73,10 @@ bool isUniformSize(Value size, Block &body) {
 /// that the rows of it can be stacked into a tensor: scalars, tensors of
 /// static shape, values defined outside the map, rows of regular tensors (the
 /// map's own rows, and the rows a nested map takes of regular inputs), the
-/// results of maps over regular inputs yielding regular values, of scans of
-/// regular inputs and of reduces from regular initial values, and iotas,
-/// splats and empty tensors of sizes the same in every row. GMM's per-point body, for
+/// results of maps over regular inputs yielding regular values and of scans
+/// of regular inputs, and iotas, splats and empty tensors of sizes the same
+/// in every row. (Not a reduce's: an operator may change the shape of what
+/// it combines, as a concatenation does.) GMM's per-point body, for
 /// one, computes a K x d matrix x - mu_k by a map over the means yielding a
 /// map over the point's row: regular, though its inner size is dynamic.
 bool isRegular(Value value, Block &body) {
@@ -98,9 +101,6 @@ bool isRegular(Value value, Block &body) {
   };
   return llvm::TypeSwitch<Operation *, bool>(def)
       .Case([&](ScanOp scan) { return isRegular(scan.getInputs()[result], body); })
-      .Case([&](ReduceOp reduce) {
-        return isRegular(reduce.getInits()[result], body);
-      })
       .Case([&](MapOp map) {
         Value yielded = map.getBody().front().getTerminator()->getOperand(result);
         return llvm::any_of(map.getInputs(),

@@ -83,10 +83,19 @@ func.func @sum(%x: tensor<?xf32>) -> f32 {
 // -----
 
 // A scan: block totals, their exclusive scan (shuffles up) in one block,
-// then each block rescans its rows.
+// then each block rescans its rows, tiles of 4 consecutive rows per thread:
+// 4 reads, the block scan of the threads' totals, 4 writes.
 // CHECK-LABEL: func.func @cumsum
-// CHECK-COUNT-3: gpu.launch
+// CHECK: gpu.launch
+// CHECK: gpu.launch
 // CHECK: gpu.shuffle  up
+// CHECK: %[[TILE:.*]] = arith.constant 1024 : index
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[TILE]]
+// CHECK-COUNT-4: memref.load
+// CHECK: gpu.shuffle  up
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xi32>
 // CHECK: bufferization.to_tensor
 func.func @cumsum(%x: tensor<?xi32>) -> tensor<?xi32> {
   %zero = arith.constant 0 : i32

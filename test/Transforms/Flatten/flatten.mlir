@@ -583,3 +583,41 @@ func.func @collapse_by_index(%X: tensor<?x?xf32>, %W: tensor<?x?xf32>, %M: tenso
   }
   return %r : tensor<?x?xf32>
 }
+
+// -----
+
+// A size read at an index of the row (here the row itself) may differ
+// between rows: the iota of that size cannot cross a split, and the map stays
+// whole.
+// CHECK-LABEL: func.func @no_distribute_row_dim_index
+// CHECK: soac.map ins(%{{.*}} : tensor<?xindex>) -> tensor<?xindex>, tensor<?xindex> {
+// CHECK: tensor.dim %{{.*}}, %{{.*}} : tensor<?x?xf32>
+// CHECK: soac.iota
+// CHECK: soac.reduce
+// CHECK: soac.reduce
+// CHECK: return
+func.func @no_distribute_row_dim_index(%a: tensor<?xindex>, %T: tensor<?x?xf32>) -> (tensor<?xindex>, tensor<?xindex>) {
+  %c0 = arith.constant 0 : index
+  %r:2 = soac.map ins(%a : tensor<?xindex>) -> tensor<?xindex>, tensor<?xindex> {
+  ^bb0(%j: index):
+    %m = tensor.dim %T, %j : tensor<?x?xf32>
+    %i = soac.iota %m : tensor<?xindex>
+    %sq = soac.map ins(%i : tensor<?xindex>) -> tensor<?xindex> {
+    ^bb0(%k: index):
+      %k2 = arith.muli %k, %k : index
+      soac.yield %k2 : index
+    }
+    %s = soac.reduce ins(%sq : tensor<?xindex>) init(%c0 : index) -> index {
+    ^bb0(%x: index, %y: index):
+      %z = arith.addi %x, %y : index
+      soac.yield %z : index
+    }
+    %t = soac.reduce ins(%i : tensor<?xindex>) init(%c0 : index) -> index {
+    ^bb0(%x: index, %y: index):
+      %z = arith.addi %x, %y : index
+      soac.yield %z : index
+    }
+    soac.yield %s, %t : index, index
+  }
+  return %r#0, %r#1 : tensor<?xindex>, tensor<?xindex>
+}
