@@ -360,6 +360,55 @@ func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>
 }
 
 
+// Per row x, each component k's dot products with x and their squares: two
+// rows of one map of dot products, kept in the thread's scratch and computed
+// in one loop (the body of dot products runs once per element for both).
+func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%xr: tensor<?xf64>):
+    %c:2 = soac.map ins(%q : tensor<?x?x?xf64>) -> tensor<?x?xf64>, tensor<?x?xf64> {
+    ^bb1(%qk: tensor<?x?xf64>):
+      %v:2 = soac.map ins(%qk : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+      ^bb2(%qrow: tensor<?xf64>):
+        %p = soac.map ins(%qrow, %xr : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.mulf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %d = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.addf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %d2 = arith.mulf %d, %d : f64
+        soac.yield %d, %d2 : f64, f64
+      }
+      soac.yield %v#0, %v#1 : tensor<?xf64>, tensor<?xf64>
+    }
+    %per = soac.map ins(%c#0, %c#1 : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?xf64> {
+    ^bb1(%v: tensor<?xf64>, %w: tensor<?xf64>):
+      %diff = soac.map ins(%w, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.subf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %s = soac.reduce ins(%diff : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      soac.yield %s : f64
+    }
+    %total = soac.reduce ins(%per : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %total : f64
+  }
+  return %r : tensor<?xf64>
+}
 func.func @sum_of_matrices(%x: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %s = soac.reduce ins(%x : tensor<?x?x?xf32>) init(%init : tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):
@@ -692,6 +741,7 @@ CASES = {
     "histogram_per_row": (ROWS, lambda n: (rng.integers(0, 4, (n, 9)), floats(n, 9, dtype=np.float32), 4)),
     "summed_histograms_per_row": (ROWS, lambda n: (rng.integers(-1, 7, (n, 3, 5)), floats(n, 3, 5, dtype=np.float32), 6)),
     "component_products_per_row": (ROWS, lambda n: (floats(n, 4), floats(3, 5, 4))),
+    "two_rows_of_one_map_per_row": (ROWS, lambda n: (floats(n, 4), floats(3, 5, 4))),
     "split_rows_per_row": (ROWS, lambda n: (floats(n, 12), 3)),
     "sum_of_matrices": (ROWS, lambda n: (floats(n, 3, 4, dtype=np.float32), np.zeros((3, 4), np.float32))),
     "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),

@@ -47,6 +47,7 @@ EMULATED = [
     "histogram_per_row",
     "summed_histograms_per_row",
     "component_products_per_row",
+    "two_rows_of_one_map_per_row",
     "split_rows_per_row",
     "grad_rows_window",
     "sum_of_matrices",

@@ -1016,7 +1016,8 @@ private:
   ///    of dot products) from six SOACs, each of which ran the component
   ///    again, and its adjoint products read each element d times.
   /// The second kind's scratch is no larger than what its costly row takes
-  /// when computed once per element of the maps around it.
+  /// when computed once per element of the maps around it; its rows that are
+  /// results of one map are stored in one loop over their elements.
   /// The scratch of a map has one slot per element of each map around it
   /// (so an element of an outer map computed again writes the same slot
   /// with the same values, and no view of an earlier element is
@@ -1141,6 +1142,14 @@ private:
     }
   }
 
+  /// Where a row of a map kept in scratch goes: the result of the map its
+  /// elements are computed by, their number, the scratch buffer.
+  struct RowTarget {
+    unsigned result;
+    Value size;
+    Value buffer;
+  };
+
   /// Computes every element of `inner` into its scratch (see keptInScratch;
   /// a row element by element) and makes its results views of it.
   void computeIntoScratch(ImplicitLocOpBuilder &b, MapOp inner,
@@ -1151,6 +1160,10 @@ private:
         b, sizes.lookup(inner->getResult(0)).front(),
         [&](ImplicitLocOpBuilder &ib, Value j) {
           FramePtr computed = mapFrame(ib, inner, inputs, frame, j);
+          // Rows that are results of one map recomputed here are stored in
+          // one loop, which runs that map's body once per element for all
+          // of them.
+          std::vector<std::pair<View, SmallVector<RowTarget>>> mapRows;
           for (auto [result, yielded, buffer] : llvm::zip(
                    inner->getResults(),
                    inner.getBody().front().getTerminator()->getOperands(),
@@ -1161,12 +1174,41 @@ private:
                                       scratchSlot(path, j));
               continue;
             }
-            forEachIndex(ib, sizes.lookup(result)[1],
+            RowTarget target{value.view->result, sizes.lookup(result)[1],
+                             buffer};
+            if (value.view->kind == View::Kind::Map) {
+              auto same = llvm::find_if(mapRows, [&](const auto &group) {
+                return group.first.op == value.view->op &&
+                       group.first.scope == value.view->scope;
+              });
+              if (same != mapRows.end())
+                same->second.push_back(target);
+              else
+                mapRows.push_back({*value.view, {target}});
+              continue;
+            }
+            forEachIndex(ib, target.size,
                          [&](ImplicitLocOpBuilder &rb, Value k) {
                            memref::StoreOp::create(
                                rb, element(rb, *value.view, k).scalar, buffer,
                                scratchSlot(path, ValueRange{j, k}));
                          });
+          }
+          for (auto &[map, targets] : mapRows) {
+            Block &body = cast<MapOp>(map.op).getBody().front();
+            forEachIndex(
+                ib, targets.front().size,
+                [&](ImplicitLocOpBuilder &rb, Value k) {
+                  FramePtr element = mapFrame(rb, map.op, map.inputs,
+                                              map.scope, k);
+                  for (const RowTarget &target : targets)
+                    memref::StoreOp::create(
+                        rb,
+                        entry(element,
+                              body.getTerminator()->getOperand(target.result))
+                            .scalar,
+                        target.buffer, scratchSlot(path, ValueRange{j, k}));
+                });
           }
         });
     viewScratch(inner, path, frame);

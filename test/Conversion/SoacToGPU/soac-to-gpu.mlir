@@ -1023,3 +1023,65 @@ func.func @product(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> 
   %c = soac.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) transpose_lhs -> tensor<?x?xf64>
   return %c : tensor<?x?xf64>
 }
+
+// -----
+
+// Two rows of one map of dot products per component, kept in the thread's
+// scratch: one loop stores both, running the dot product once per element.
+// CHECK-LABEL: func.func @two_rows_of_one_map_per_row
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} iter_args
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: memref.store
+// CHECK-NEXT: memref.store
+// CHECK-NOT: arith.mulf
+// CHECK: return
+func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
+  ^bb0(%xr: tensor<?xf64>):
+    %c:2 = soac.map ins(%q : tensor<?x?x?xf64>) -> tensor<?x?xf64>, tensor<?x?xf64> {
+    ^bb1(%qk: tensor<?x?xf64>):
+      %v:2 = soac.map ins(%qk : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+      ^bb2(%qrow: tensor<?xf64>):
+        %p = soac.map ins(%qrow, %xr : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.mulf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %d = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.addf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %d2 = arith.mulf %d, %d : f64
+        soac.yield %d, %d2 : f64, f64
+      }
+      soac.yield %v#0, %v#1 : tensor<?xf64>, tensor<?xf64>
+    }
+    %per = soac.map ins(%c#0, %c#1 : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?xf64> {
+    ^bb1(%v: tensor<?xf64>, %w: tensor<?xf64>):
+      %diff = soac.map ins(%w, %v : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.subf %a, %b : f64
+        soac.yield %t : f64
+      }
+      %s = soac.reduce ins(%diff : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      soac.yield %s : f64
+    }
+    %total = soac.reduce ins(%per : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %total : f64
+  }
+  return %r : tensor<?xf64>
+}
