@@ -737,18 +737,22 @@ public:
   }
 
   /// Writes each of `entries` (scalars or views) into its output at
-  /// `indices`. The results of one nested map (views of one map op in one
-  /// scope) are written by one loop, each element of the map computed once
-  /// for all of them rather than once per result (GMM's adjoint per
-  /// component yields three rows).
+  /// `indices`, then the elements of a view, then `trailing` (the thread's
+  /// index, innermost in scratch memory). The results of one nested map
+  /// (views of one map op in one scope) are written by one loop, each
+  /// element of the map computed once for all of them rather than once per
+  /// result (GMM's adjoint per component yields three rows).
   void write(ImplicitLocOpBuilder &b, ArrayRef<Entry> entries,
-             ArrayRef<Value> outputs, ArrayRef<Value> indices) {
+             ArrayRef<Value> outputs, ArrayRef<Value> indices,
+             ArrayRef<Value> trailing = {}) {
     SmallVector<bool> written(entries.size(), false);
     for (auto [k, current] : llvm::enumerate(entries)) {
       if (written[k])
         continue;
       if (!current.view) {
-        memref::StoreOp::create(b, current.scalar, outputs[k], indices);
+        SmallVector<Value> at(indices);
+        llvm::append_range(at, trailing);
+        memref::StoreOp::create(b, current.scalar, outputs[k], at);
         continue;
       }
       const View &v = *current.view;
@@ -780,7 +784,7 @@ public:
         }
         for (size_t member : group)
           targets.push_back(outputs[member]);
-        write(ib, elements, targets, inner);
+        write(ib, elements, targets, inner, trailing);
       });
     }
   }
@@ -1142,16 +1146,9 @@ private:
     }
   }
 
-  /// Where a row of a map kept in scratch goes: the result of the map its
-  /// elements are computed by, their number, the scratch buffer.
-  struct RowTarget {
-    unsigned result;
-    Value size;
-    Value buffer;
-  };
-
   /// Computes every element of `inner` into its scratch (see keptInScratch;
-  /// a row element by element) and makes its results views of it.
+  /// a row element by element, rows of one nested map in one loop: write)
+  /// and makes its results views of it.
   void computeIntoScratch(ImplicitLocOpBuilder &b, MapOp inner,
                           ArrayRef<View> inputs, const FramePtr &frame) {
     SmallVector<Value> path = scratchPath(frame);
@@ -1160,56 +1157,13 @@ private:
         b, sizes.lookup(inner->getResult(0)).front(),
         [&](ImplicitLocOpBuilder &ib, Value j) {
           FramePtr computed = mapFrame(ib, inner, inputs, frame, j);
-          // Rows that are results of one map recomputed here are stored in
-          // one loop, which runs that map's body once per element for all
-          // of them.
-          std::vector<std::pair<View, SmallVector<RowTarget>>> mapRows;
-          for (auto [result, yielded, buffer] : llvm::zip(
-                   inner->getResults(),
-                   inner.getBody().front().getTerminator()->getOperands(),
-                   buffers)) {
-            Entry value = entry(computed, yielded);
-            if (!value.view) {
-              memref::StoreOp::create(ib, value.scalar, buffer,
-                                      scratchSlot(path, j));
-              continue;
-            }
-            RowTarget target{value.view->result, sizes.lookup(result)[1],
-                             buffer};
-            if (value.view->kind == View::Kind::Map) {
-              auto same = llvm::find_if(mapRows, [&](const auto &group) {
-                return group.first.op == value.view->op &&
-                       group.first.scope == value.view->scope;
-              });
-              if (same != mapRows.end())
-                same->second.push_back(target);
-              else
-                mapRows.push_back({*value.view, {target}});
-              continue;
-            }
-            forEachIndex(ib, target.size,
-                         [&](ImplicitLocOpBuilder &rb, Value k) {
-                           memref::StoreOp::create(
-                               rb, element(rb, *value.view, k).scalar, buffer,
-                               scratchSlot(path, ValueRange{j, k}));
-                         });
-          }
-          for (auto &[map, targets] : mapRows) {
-            Block &body = cast<MapOp>(map.op).getBody().front();
-            forEachIndex(
-                ib, targets.front().size,
-                [&](ImplicitLocOpBuilder &rb, Value k) {
-                  FramePtr element = mapFrame(rb, map.op, map.inputs,
-                                              map.scope, k);
-                  for (const RowTarget &target : targets)
-                    memref::StoreOp::create(
-                        rb,
-                        entry(element,
-                              body.getTerminator()->getOperand(target.result))
-                            .scalar,
-                        target.buffer, scratchSlot(path, ValueRange{j, k}));
-                });
-          }
+          std::vector<Entry> entries;
+          for (Value yielded :
+               inner.getBody().front().getTerminator()->getOperands())
+            entries.push_back(entry(computed, yielded));
+          SmallVector<Value> at(path);
+          at.push_back(j);
+          write(ib, entries, buffers, at, threadIndex);
         });
     viewScratch(inner, path, frame);
   }
