@@ -81,22 +81,35 @@ SmallVector<Value> unflatten(ImplicitLocOpBuilder &b, Value flat,
   return indices;
 }
 
+/// A new buffer shaped like `tensor`, for a copy of it that kernels make
+/// (`tensor` is buffered for them to read).
+Value bufferForCopyOf(ImplicitLocOpBuilder &host, Buffers &buffers,
+                      Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  buffers.of(host, tensor);
+  return allocBuffer(host, type, dynamicSizes(type, sizesOf(host, tensor)));
+}
+
+/// Kernel side: element `e` (row-major, of `sizes`) of `tensor` stored at
+/// the same place in `copy`.
+void copyElement(ImplicitLocOpBuilder &b, Value tensor, Value copy,
+                 ValueRange sizes, Value e) {
+  SmallVector<Value> at = unflatten(b, e, sizes);
+  memref::StoreOp::create(b, tensor::ExtractOp::create(b, tensor, at), copy,
+                          at);
+}
+
 /// A new buffer holding a copy of `tensor` (one thread per element).
 Value copyToNewBuffer(ImplicitLocOpBuilder &host, Buffers &buffers,
                       Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
+  Value copy = bufferForCopyOf(host, buffers, tensor);
   SmallVector<Value> sizes = sizesOf(host, tensor);
-  Value copy = allocBuffer(host, type, dynamicSizes(type, sizes));
-  buffers.of(host, tensor);
   Value count = product(host, sizes);
   launchKernel(host, blocksFor(host, count), {}, buffers,
                [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
                  ifThen(b, lessThan(b, ids.global, count),
                         [&](ImplicitLocOpBuilder &ib) {
-                          SmallVector<Value> at =
-                              unflatten(ib, ids.global, sizes);
-                          Value v = tensor::ExtractOp::create(ib, tensor, at);
-                          memref::StoreOp::create(ib, v, copy, at);
+                          copyElement(ib, tensor, copy, sizes, ids.global);
                         });
                });
   return copy;
@@ -718,9 +731,8 @@ void copyThenUpdate(
         update) {
   SmallVector<Value> sizes = sizesOf(host, dest);
   Value count = product(host, sizes);
-  auto copyElement = [&](ImplicitLocOpBuilder &b, Value e) {
-    SmallVector<Value> at = unflatten(b, e, sizes);
-    memref::StoreOp::create(b, tensor::ExtractOp::create(b, dest, at), out, at);
+  auto copy = [&](ImplicitLocOpBuilder &b, Value e) {
+    copyElement(b, dest, out, sizes, e);
   };
   Value limit = indexConstant(host, kOneBlockElements);
   Value small = arith::AndIOp::create(
@@ -734,7 +746,7 @@ void copyThenUpdate(
         launchKernel(
             then, indexConstant(then, 1), {}, buffers,
             [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-              forEachIndexIn(b, ids.thread, count, step, copyElement);
+              forEachIndexIn(b, ids.thread, count, step, copy);
               gpu::BarrierOp::create(b);
               forEachIndexIn(b, ids.thread, elements.work, step,
                              [&](ImplicitLocOpBuilder &ib, Value w) {
@@ -748,7 +760,7 @@ void copyThenUpdate(
                          ValueRange) {
                        ifThen(b, lessThan(b, ids.global, count),
                               [&](ImplicitLocOpBuilder &ib) {
-                                copyElement(ib, ids.global);
+                                copy(ib, ids.global);
                               });
                      });
         launchKernel(otherwise, blocksFor(otherwise, elements.work), {},
@@ -769,9 +781,7 @@ void lowerScatter(ScatterOp scatter) {
   ImplicitLocOpBuilder host(scatter.getLoc(), scatter);
   Buffers buffers;
   Value dest = scatter.getDest();
-  buffers.of(host, dest);
-  Value out = allocBuffer(host, scatter.getType(),
-                          dynamicSizes(scatter.getType(), sizesOf(host, dest)));
+  Value out = bufferForCopyOf(host, buffers, dest);
   IndexedElements elements(host, buffers, scatter, dest, scatter.getIndices(),
                            scatter.getValues());
   copyThenUpdate(host, buffers, dest, out, elements,
@@ -794,9 +804,7 @@ void lowerReduceByIndex(ReduceByIndexOp histogram) {
   buffers.addFreeTensors(host, op);
   Value dest = histogram.getDests()[0];
   auto destType = cast<RankedTensorType>(dest.getType());
-  buffers.of(host, dest);
-  Value out =
-      allocBuffer(host, destType, dynamicSizes(destType, sizesOf(host, dest)));
+  Value out = bufferForCopyOf(host, buffers, dest);
   Value flat = out;
   if (destType.getRank() > 1) {
     ReassociationIndices all =
