@@ -68,11 +68,6 @@ bool independentOfRows(MapOp inner, MapOp outer) {
               .wasInterrupted();
 }
 
-/// True when `value` is defined outside `map` (the same in every row).
-bool definedOutside(Value value, MapOp map) {
-  return !map->isAncestor(value.getParentRegion()->getParentOp());
-}
-
 /// n rows of m rows: `flat` (one row per position) reshaped to `type`. With
 /// no rows (n = 0), a dynamic inner size is 0, as the nest would give.
 Value expandRows(PatternRewriter &rewriter, Location loc, Value flat,

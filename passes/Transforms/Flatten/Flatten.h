@@ -74,6 +74,9 @@ backwardSlice(MapOp map, llvm::ArrayRef<mlir::Operation *> ops);
 mlir::LogicalResult splitMap(mlir::PatternRewriter &rewriter, MapOp map,
                              llvm::ArrayRef<mlir::Operation *> first);
 
+/// True when `value` is defined outside `map` (the same in every row).
+bool definedOutside(mlir::Value value, MapOp map);
+
 /// True when `map` lies in the operator of a reduce, scan or reduce_by_index:
 /// there it combines two rows, which is no parallelism of the program's, and
 /// the lowerings combine vector rows element by element themselves (a

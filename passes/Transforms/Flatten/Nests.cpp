@@ -60,7 +60,7 @@ bool isRegular(Value value, Block &body);
 /// is `body`: defined outside it, a constant, or a size of a regular tensor
 /// at such an index.
 bool isUniformSize(Value size, Block &body) {
-  if (!body.getParent()->isAncestor(size.getParentRegion()) ||
+  if (definedOutside(size, cast<MapOp>(body.getParentOp())) ||
       matchPattern(size, m_Constant()))
     return true;
   auto dim = size.getDefiningOp<tensor::DimOp>();
@@ -85,7 +85,7 @@ bool isRegular(Value value, Block &body) {
     return !isa<TensorType>(value.getType()) &&
            TensorType::isValidElementType(value.getType());
   if (type.hasStaticShape() ||
-      !body.getParent()->isAncestor(value.getParentRegion()))
+      definedOutside(value, cast<MapOp>(body.getParentOp())))
     return true;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (arg.getOwner() == &body)
@@ -127,6 +127,10 @@ RankedTensorType rowsOf(int64_t outer, Type row) {
 }
 
 } // namespace
+
+bool definedOutside(Value value, MapOp map) {
+  return !map->isAncestor(value.getParentRegion()->getParentOp());
+}
 
 bool inCombiningOperator(MapOp map) {
   for (Operation *parent = map->getParentOp(); parent;
