@@ -409,6 +409,8 @@ func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64
   }
   return %r : tensor<?xf64>
 }
+
+
 func.func @sum_of_matrices(%x: tensor<?x?x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %s = soac.reduce ins(%x : tensor<?x?x?xf32>) init(%init : tensor<?x?xf32>) -> tensor<?x?xf32> {
   ^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):

@@ -85,21 +85,16 @@ EMULATED_WITH_THREADS = {
 @pytest.mark.parametrize("n", SIZES[:4])
 @pytest.mark.parametrize("function", EMULATED)
 def test_kernels_compute_what_the_interpreter_does(function, n):
-    source, make_args = CASES[function]
-    args = make_args(n)
-    assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), n)
+    assert_emulated_as_interpreted(function, [n])
 
 
 @pytest.mark.parametrize("function", sorted(EMULATED_WITH_THREADS))
 def test_kernels_whose_threads_synchronize_compute_what_the_interpreter_does(function):
     """Reductions, scans, one block per row: barriers, shuffles and workgroup
-    memory between concurrent threads; at n = 1003, 2 folding blocks fold 2
-    tiles of rows each, so the carry between tiles is checked too."""
-    source, make_args = CASES[function]
-    compiled = emulated(source, function)
-    for n in [0, 1, 7, EMULATED_WITH_THREADS[function]]:
-        args = make_args(n)
-        assert_same_results(compiled(*args), interpreted(source, function, args), n)
+    memory between concurrent threads; at n = 1003, 2 folding blocks fold
+    about 500 rows each (the carry between tiles of a scan is checked at more
+    rows, below)."""
+    assert_emulated_as_interpreted(function, [0, 1, 7, EMULATED_WITH_THREADS[function]])
 
 
 # Scatters and histograms with more than kOneBlockElements (4,096) values
@@ -107,9 +102,7 @@ def test_kernels_whose_threads_synchronize_compute_what_the_interpreter_does(fun
 # the tests above take one block that copies, waits, then updates).
 @pytest.mark.parametrize("function", ["scatter", "histogram", "product_histogram", "histogram_of_rows"])
 def test_large_scatters_and_histograms_compute_what_the_interpreter_does(function):
-    source, make_args = CASES[function]
-    args = make_args(5000)
-    assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), 5000)
+    assert_emulated_as_interpreted(function, [5000])
 
 
 @pytest.mark.parametrize("function", ["cumsum", "recurrence"])
@@ -118,9 +111,7 @@ def test_scans_of_several_tiles_compute_what_the_interpreter_does(function):
     thread): at 5,003 rows each of the 2 folding blocks rescans 3 tiles, the
     last one partial, carrying its offset between them (a sum, and a linear
     recurrence whose operator does not commute)."""
-    source, make_args = CASES[function]
-    args = make_args(5003)
-    assert_same_results(emulated(source, function)(*args), interpreted(source, function, args), 5003)
+    assert_emulated_as_interpreted(function, [5003])
 
 
 def test_sizes_the_host_computes_for_no_rows_do_not_trap():
@@ -176,11 +167,7 @@ def test_gmm_gradient_computes_what_the_cpu_build_does():
 def test_flattened_kernels_compute_what_the_interpreter_does(function):
     """Every GPU program of the suite with nested parallelism flattened
     first (GpuOptions(flatten=True)), at a few rows."""
-    source, make_args = CASES[function]
-    compiled = emulated(source, function, EmulatedGpu(flatten=True))
-    for n in [0, 1, 7]:
-        args = make_args(n)
-        assert_same_results(compiled(*args), interpreted(source, function, args), n)
+    assert_emulated_as_interpreted(function, [0, 1, 7], EmulatedGpu(flatten=True))
 
 
 # ADBench's programs at sizes the emulation runs quickly, their inner sizes
@@ -200,15 +187,26 @@ EMULATED_ADBENCH_SIZES = {
 @pytest.mark.parametrize("name", sorted(EMULATED_ADBENCH_SIZES))
 def test_flattened_adbench_computes_what_the_cpu_build_does(name, derivative):
     """Each ADBench program with nested parallelism flattened first
-    (GpuOptions(flatten=True), as ``build.py --flatten`` compiles them). GMM's gradient has reduces combining matrices, whose
-    operators soac-flatten leaves for the lowering to combine element by
-    element, and a per-point body it distributes across per-point matrices
-    of dynamic inner size (x - mu_k)."""
+    (GpuOptions(flatten=True), as ``build.py --flatten`` compiles them).
+    GMM's gradient has reduces combining matrices, whose operators
+    soac-flatten leaves for the lowering to combine element by element, and
+    a per-point body it distributes across per-point matrices of dynamic
+    inner size (x - mu_k)."""
     module = importlib.import_module(name)
     function, args = module.soac_version(*module.inputs(**EMULATED_ADBENCH_SIZES[name]))
     traced_function = soac.value_and_grad(function, argnums=tuple(module.WRT)) if derivative else function
     jitted = soac.jit(traced_function, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
     assert_emulated_as_on_cpu(jitted, args, derivative, EmulatedGpu(flatten=True))
+
+
+def assert_emulated_as_interpreted(function: str, sizes: list[int], options: EmulatedGpu | None = None) -> None:
+    """The suite program ``function``, emulated, at each of ``sizes`` rows,
+    against the reference interpreter."""
+    source, make_args = CASES[function]
+    compiled = emulated(source, function, options)
+    for n in sizes:
+        args = make_args(n)
+        assert_same_results(compiled(*args), interpreted(source, function, args), n)
 
 
 def assert_emulated_as_on_cpu(jitted, args, derivative: bool, options: EmulatedGpu | None = None) -> None:
