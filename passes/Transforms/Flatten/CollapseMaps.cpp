@@ -98,13 +98,10 @@ Value expandRows(PatternRewriter &rewriter, Location loc, Value flat,
                                        mergeOuterTwo(type.getRank()), sizes);
 }
 
-struct CollapseMaps : OpRewritePattern<MapOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct CollapseMaps : FlattenPattern {
+  using FlattenPattern::FlattenPattern;
 
-  LogicalResult matchAndRewrite(MapOp map,
-                                PatternRewriter &rewriter) const override {
-    if (inCombiningOperator(map))
-      return rewriter.notifyMatchFailure(map, "in a combining operator");
+  LogicalResult flatten(MapOp map, PatternRewriter &rewriter) const override {
     Block &body = map.getBody().front();
     // The body: maps over rows of the inputs (or over results of earlier
     // such maps) whose own bodies do not depend on the row, and a yield of
@@ -188,13 +185,10 @@ struct CollapseMaps : OpRewritePattern<MapOp> {
   }
 };
 
-struct CollapseMapsByIndex : OpRewritePattern<MapOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct CollapseMapsByIndex : FlattenPattern {
+  using FlattenPattern::FlattenPattern;
 
-  LogicalResult matchAndRewrite(MapOp map,
-                                PatternRewriter &rewriter) const override {
-    if (inCombiningOperator(map))
-      return rewriter.notifyMatchFailure(map, "in a combining operator");
+  LogicalResult flatten(MapOp map, PatternRewriter &rewriter) const override {
     // Outermost maps only: inside a map, the tensors of the function include
     // the enclosing rows, and merging a nested map's positions there would
     // leave the outer map a body of index arithmetic that nothing flattens.

@@ -22,13 +22,10 @@ namespace {
 /// statements it depends on, goes into a map of its own; the rest into a
 /// second map (split again if it still holds several nests). Every statement
 /// runs in exactly one of the maps, so no work is duplicated.
-struct DistributeMap : OpRewritePattern<MapOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct DistributeMap : FlattenPattern {
+  using FlattenPattern::FlattenPattern;
 
-  LogicalResult matchAndRewrite(MapOp map,
-                                PatternRewriter &rewriter) const override {
-    if (inCombiningOperator(map))
-      return rewriter.notifyMatchFailure(map, "in a combining operator");
+  LogicalResult flatten(MapOp map, PatternRewriter &rewriter) const override {
     if (!hasPureBody(map))
       return rewriter.notifyMatchFailure(map, "body with side effects");
     SmallVector<Nest> nests = findNests(map);
@@ -43,13 +40,10 @@ struct DistributeMap : OpRewritePattern<MapOp> {
 /// into a map before it (for a reduce or scan), those that read the nest
 /// into a map after it. The map left holding the nest alone is then a
 /// segmented reduce or scan, or a map∘map that CollapseMaps flattens.
-struct IsolateNest : OpRewritePattern<MapOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct IsolateNest : FlattenPattern {
+  using FlattenPattern::FlattenPattern;
 
-  LogicalResult matchAndRewrite(MapOp map,
-                                PatternRewriter &rewriter) const override {
-    if (inCombiningOperator(map))
-      return rewriter.notifyMatchFailure(map, "in a combining operator");
+  LogicalResult flatten(MapOp map, PatternRewriter &rewriter) const override {
     if (!hasPureBody(map))
       return rewriter.notifyMatchFailure(map, "body with side effects");
     SmallVector<Nest> nests = findNests(map);

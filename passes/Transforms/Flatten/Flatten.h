@@ -44,6 +44,29 @@ void populateIsolateNestPatterns(mlir::RewritePatternSet &patterns);
 /// map∘for → for∘map for loops with scalar carried values.
 void populateInterchangePatterns(mlir::RewritePatternSet &patterns);
 
+/// True when `map` lies in the operator of a reduce, scan or reduce_by_index:
+/// there it combines two rows, which is no parallelism of the program's, and
+/// the lowerings combine vector rows element by element themselves (a
+/// flattened operator is one they cannot read). The patterns leave it alone.
+bool inCombiningOperator(MapOp map);
+
+/// The base of the soac-flatten patterns, all on maps: a map in the operator
+/// of a reduce, scan or reduce_by_index is left alone (inCombiningOperator),
+/// and `flatten` rewrites the others.
+struct FlattenPattern : mlir::OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult
+  matchAndRewrite(MapOp map, mlir::PatternRewriter &rewriter) const final {
+    if (inCombiningOperator(map))
+      return rewriter.notifyMatchFailure(map, "in a combining operator");
+    return flatten(map, rewriter);
+  }
+
+  virtual mlir::LogicalResult flatten(MapOp map,
+                                      mlir::PatternRewriter &rewriter) const = 0;
+};
+
 /// A nest: the statements of a map body that form one parallel construct, in
 /// body order. `top` is a SOAC (or an op with SOACs in its regions); the other
 /// ops are soac.map statements whose results only the nest reads (a map
@@ -76,12 +99,6 @@ mlir::LogicalResult splitMap(mlir::PatternRewriter &rewriter, MapOp map,
 
 /// True when `value` is defined outside `map` (the same in every row).
 bool definedOutside(mlir::Value value, MapOp map);
-
-/// True when `map` lies in the operator of a reduce, scan or reduce_by_index:
-/// there it combines two rows, which is no parallelism of the program's, and
-/// the lowerings combine vector rows element by element themselves (a
-/// flattened operator is one they cannot read). The patterns leave it alone.
-bool inCombiningOperator(MapOp map);
 
 /// The outer size of the rows of `map` as a static size, or kDynamic.
 int64_t staticOuterSize(MapOp map);

@@ -27,13 +27,10 @@ Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
   return tensor::CastOp::create(b, loc, type, value);
 }
 
-struct InterchangeMapFor : OpRewritePattern<MapOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct InterchangeMapFor : FlattenPattern {
+  using FlattenPattern::FlattenPattern;
 
-  LogicalResult matchAndRewrite(MapOp map,
-                                PatternRewriter &rewriter) const override {
-    if (inCombiningOperator(map))
-      return rewriter.notifyMatchFailure(map, "in a combining operator");
+  LogicalResult flatten(MapOp map, PatternRewriter &rewriter) const override {
     Block &body = map.getBody().front();
     auto loop = dyn_cast<scf::ForOp>(body.front());
     if (!loop || loop->getNextNode() != body.getTerminator())
