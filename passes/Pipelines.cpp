@@ -26,6 +26,7 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -265,7 +266,22 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
                      "merged rows, so that kernels get the parallelism of "
                      "the whole nest rather than one thread per outer row"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("float64 matrix products on the tensor cores (mma.sync) "
+                     "where the chip has them (sm_80 and later)"),
+      llvm::cl::init(true)};
 };
+
+/// Whether `chip` ("sm_90", "sm_80a", ...) has mma.sync on float64: compute
+/// capability 8.0 and later.
+bool hasFloat64TensorCores(StringRef chip) {
+  unsigned capability = 0;
+  if (!chip.consume_front("sm_"))
+    return false;
+  chip = chip.take_while(llvm::isDigit);
+  return !chip.getAsInteger(10, capability) && capability >= 80;
+}
 
 void buildLowerToNvvmPipeline(OpPassManager &pm,
                               const NvvmPipelineOptions &options) {
@@ -287,7 +303,10 @@ void buildLowerToNvvmPipeline(OpPassManager &pm,
 
   // soac -> kernels on buffers inside functions on tensors; a failed check
   // in a kernel is recorded, and stops the call after its launch.
-  pm.addPass(soac::createConvertSoacToGPU());
+  soac::ConvertSoacToGPUOptions kernelOptions;
+  kernelOptions.tensorCores =
+      options.tensorCores && hasFloat64TensorCores(options.chip);
+  pm.addPass(soac::createConvertSoacToGPU(kernelOptions));
   pm.addPass(soac::createSoacLowerKernelChecks());
   // Scalars kernels wrote and only later kernels read stay on the GPU.
   pm.addNestedPass<func::FuncOp>(soac::createSoacSinkScalarReads());

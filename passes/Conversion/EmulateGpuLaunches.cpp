@@ -12,6 +12,8 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -30,18 +32,43 @@ using namespace mlir;
 
 namespace {
 
-/// Whether the threads of `launch` wait for each other (barriers, warp
-/// shuffles) or share workgroup memory: such a kernel runs its threads
-/// concurrently (emulateWithThreads), any other one after the other.
+/// Ops at which the threads of a block wait for each other: barriers and
+/// the warp-wide ops (shuffles, products on the tensor cores).
+bool waits(Operation *op) {
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, NVVM::MmaOp>(op);
+}
+
+/// Whether the threads of `launch` wait for each other (waits) or share
+/// workgroup memory: such a kernel runs its threads concurrently
+/// (emulateWithThreads), any other one after the other.
 bool synchronizes(gpu::LaunchOp launch) {
   if (!launch.getWorkgroupAttributions().empty())
     return true;
   return launch.getBody()
       .walk([](Operation *op) {
-        return isa<gpu::BarrierOp, gpu::ShuffleOp>(op) ? WalkResult::interrupt()
-                                                        : WalkResult::advance();
+        return waits(op) ? WalkResult::interrupt() : WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+/// The product on the tensor cores the emulation knows (emulateMma):
+/// mma.sync m8n8k4 of float64, A row-major and B column-major, whose two
+/// results are only read by llvm.extractvalue.
+bool emulableMma(NVVM::MmaOp mma) {
+  NVVM::MMAShapeAttr shape = mma.getShape();
+  Type f64 = Float64Type::get(mma.getContext());
+  auto allF64 = [&](ValueRange values) {
+    return llvm::all_of(values.getTypes(), [&](Type t) { return t == f64; });
+  };
+  return shape.getM() == 8 && shape.getN() == 8 && shape.getK() == 4 &&
+         mma.getLayoutA() == NVVM::MMALayout::row &&
+         mma.getLayoutB() == NVVM::MMALayout::col &&
+         mma.getOperandA().size() == 1 && mma.getOperandB().size() == 1 &&
+         mma.getOperandC().size() == 2 && allF64(mma.getOperandA()) &&
+         allF64(mma.getOperandB()) && allF64(mma.getOperandC()) &&
+         llvm::all_of(mma->getUsers(), [](Operation *user) {
+           return isa<LLVM::ExtractValueOp>(user);
+         });
 }
 
 /// Fails (with an error at the op) when `launch` has what neither way of
@@ -58,8 +85,15 @@ LogicalResult checkEmulable(gpu::LaunchOp launch) {
            << "cannot be emulated on the CPU: its body has several blocks";
   WalkResult unsupported = launch.getBody().walk([](Operation *op) {
     if (isa<gpu::SubgroupReduceOp, gpu::AllReduceOp>(op)) {
-      op->emitOpError() << "cannot be emulated on the CPU: only barriers and "
-                           "shuffles synchronize emulated threads";
+      op->emitOpError() << "cannot be emulated on the CPU: only barriers, "
+                           "shuffles and products on the tensor cores "
+                           "synchronize emulated threads";
+      return WalkResult::interrupt();
+    }
+    if (auto mma = dyn_cast<NVVM::MmaOp>(op); mma && !emulableMma(mma)) {
+      op->emitOpError() << "cannot be emulated on the CPU: only mma.sync "
+                           "m8n8k4 of float64 (row, col), its results read by "
+                           "llvm.extractvalue, is";
       return WalkResult::interrupt();
     }
     if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
@@ -226,6 +260,58 @@ void emulateShuffle(gpu::ShuffleOp shuffle, Value exchange, Value linear) {
   shuffle.erase();
 }
 
+/// A warp's product on the tensor cores (mma.sync m8n8k4 of float64) among
+/// the emulated threads, in PTX's fragment layout: lane l of a warp holds
+/// A[l / 4][l % 4] of the 8 x 4 operand, B[l % 4][l / 4] of the 4 x 8 one,
+/// and C[l / 4][2 (l % 4) + v] of the 8 x 8 result. Each thread writes its
+/// A and B into its slots of `fragments` (A's first, then `threads` slots
+/// of B's), all wait, each computes its two results from its warp's slots,
+/// all wait again.
+void emulateMma(NVVM::MmaOp mma, Value fragments, Value threads,
+                Value linear) {
+  ImplicitLocOpBuilder b(mma.getLoc(), mma);
+  auto index = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(b, value).getResult();
+  };
+  memref::StoreOp::create(b, mma.getOperandA()[0], fragments, linear);
+  memref::StoreOp::create(b, mma.getOperandB()[0], fragments,
+                          ValueRange{arith::AddIOp::create(b, threads, linear)});
+  omp::BarrierOp::create(b);
+  Value lane = arith::RemUIOp::create(b, linear, index(32));
+  Value warp = arith::SubIOp::create(b, linear, lane);
+  Value row = arith::DivUIOp::create(b, lane, index(4));
+  Value firstColumn =
+      arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, index(4)),
+                            index(2));
+  // A[row][k] is lane 4 row + k's; B[k][column] lane 4 column + k's.
+  auto fragment = [&](Value offset, Value lineOfFour, int64_t k) -> Value {
+    Value slot = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, offset, warp),
+        arith::AddIOp::create(
+            b, arith::MulIOp::create(b, lineOfFour, index(4)), index(k)));
+    return memref::LoadOp::create(b, fragments, ValueRange{slot});
+  };
+  SmallVector<Value, 2> results;
+  for (int64_t v = 0; v < 2; ++v) {
+    Value column = arith::AddIOp::create(b, firstColumn, index(v));
+    Value sum = mma.getOperandC()[v];
+    for (int64_t k = 0; k < 4; ++k)
+      sum = arith::AddFOp::create(
+          b, sum,
+          arith::MulFOp::create(b, fragment(index(0), row, k),
+                                fragment(threads, column, k)));
+    results.push_back(sum);
+  }
+  omp::BarrierOp::create(b);
+  for (Operation *user : llvm::make_early_inc_range(mma->getUsers())) {
+    auto extract = cast<LLVM::ExtractValueOp>(user);
+    extract.getResult().replaceAllUsesWith(
+        results[extract.getPosition().front()]);
+    extract.erase();
+  }
+  mma.erase();
+}
+
 /// A kernel whose threads synchronize: its blocks one after the other, the
 /// threads of each as an OpenMP team of as many threads, so that they run
 /// concurrently and wait for each other as a GPU's would. Barriers become
@@ -260,6 +346,16 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
           b, MemRefType::get({ShapedType::kDynamic}, type), ValueRange{threads});
   });
 
+  // Two slots per thread for the operands of products on the tensor cores.
+  Value fragments;
+  if (launch.getBody()
+          .walk([](NVVM::MmaOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    fragments = memref::AllocaOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getF64Type()),
+        ValueRange{arith::MulIOp::create(
+            b, threads, arith::ConstantIndexOp::create(b, 2))});
+
   openLoops(b, b.getLoc(),
             {{dims.grid.z, &dims.block.z},
              {dims.grid.y, &dims.block.y},
@@ -289,14 +385,18 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
   dims.thread = unlinearize(b, linear, dims.blockSize);
   copyBody(b, launch, dims, mapping);
 
-  SmallVector<Operation *> waits;
+  SmallVector<Operation *> waiting;
   parallel.getRegion().walk([&](Operation *op) {
-    if (isa<gpu::BarrierOp, gpu::ShuffleOp>(op))
-      waits.push_back(op);
+    if (waits(op))
+      waiting.push_back(op);
   });
-  for (Operation *op : waits) {
+  for (Operation *op : waiting) {
     if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
       emulateShuffle(shuffle, exchanges[shuffle.getValue().getType()], linear);
+      continue;
+    }
+    if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+      emulateMma(mma, fragments, threads, linear);
       continue;
     }
     OpBuilder at(op);

@@ -122,7 +122,9 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
       histograms, computed once into per-thread scratch memory.
     - `soac.matmul` (outside SOAC bodies): one block per 64 x 64 tile of the
       result, slices of both operands staged in workgroup memory, 4 x 4
-      results per thread; a dynamic inner size is checked on the host.
+      results per thread, or, for float64 with `tensor-cores`, each warp's
+      16 x 32 part of the tile as `nvvm.mma.sync` m8n8k4 products; a
+      dynamic inner size is checked on the host.
     - A reduce or reduce_by_index of vector rows combined elementwise is a
       fold per element (a column reduce, one atomic per element).
 
@@ -150,12 +152,15 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
            "The most blocks of the kernels that fold rows (reduce, scan): "
            "each block folds a contiguous range of rows a tile of 256 at a "
            "time (tests set few, so that small inputs span several tiles)">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
+           "float64 products (soac.matmul) on the tensor cores: mma.sync "
+           "m8n8k4, which needs sm_80 or later">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
     "mlir::gpu::GPUDialect", "mlir::LLVM::LLVMDialect",
-    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect",
+    "mlir::memref::MemRefDialect", "mlir::NVVM::NVVMDialect",
+    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
   ];
 }
 
@@ -640,10 +645,18 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
       whole block, so a shuffle must be reached by every thread of the
       block, as the kernels of `convert-soac-to-gpu` do. The program needs
       the OpenMP runtime.
+    - A product on the tensor cores (`nvvm.mma.sync` m8n8k4 of float64,
+      A row-major, B column-major) is computed in PTX's fragment layout
+      from the operands of the 32 lanes of the thread's warp: each thread
+      stores its A and B into its slots, a barrier, each adds the four
+      products of its row (lane / 4) and of its two columns (2 (lane % 4)
+      and the next) to its C, a barrier.
 
     It checks what each thread computes, not the absence of races.
-    Subgroup and block reductions of the gpu dialect, private memory, and
-    asynchronous launches are errors at their location.
+    Other shapes and types of `nvvm.mma.sync` and its results read other
+    than by `llvm.extractvalue`, subgroup and block reductions of the gpu
+    dialect, private memory, and asynchronous launches are errors at their
+    location.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect", "mlir::omp::OpenMPDialect",

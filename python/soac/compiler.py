@@ -170,7 +170,9 @@ class GpuOptions:
     (soac-host-buffer-copies), so that the runtime may keep them in device
     memory (``soac_gpu_set_memory``, docs/gpu.md). ``flatten=True`` runs
     soac-flatten first, so that nested maps become kernels over the merged
-    rows rather than one thread per outer row."""
+    rows rather than one thread per outer row. ``tensor_cores`` runs float64
+    matrix products on the tensor cores (mma.sync) where ``chip`` has them
+    (sm_80 and later); ``False`` keeps them on the ordinary cores."""
 
     TARGET: ClassVar[str] = "gpu"
     chip: str = "sm_90"
@@ -180,12 +182,14 @@ class GpuOptions:
     check_indices: bool = True
     device_memory: bool = False
     flatten: bool = False
+    tensor_cores: bool = True
 
     def pipeline(self) -> str:
         return (
             f"builtin.module(soac-lower-to-nvvm{{chip={self.chip} features={self.features} "
             f"format={self.format} opt-level={self.opt_level} check-indices={_flag(self.check_indices)} "
-            f"device-memory={_flag(self.device_memory)} flatten={_flag(self.flatten)}}})"
+            f"device-memory={_flag(self.device_memory)} flatten={_flag(self.flatten)} "
+            f"tensor-cores={_flag(self.tensor_cores)}}})"
         )
 
 

@@ -850,13 +850,18 @@ def interpreted(source: str, function: str, args):
         return soac.interpret(module, function, *args)
 
 
-# soac-lower-to-nvvm's passes up to kernels on buffers inside host code on
-# tensors (reduces and scans folded by at most 2 blocks).
-_KERNELS = (
-    "soac-fuse-gathers,soac-check-indices,cse,soac-copy-cheap-maps,convert-soac-to-gpu{fold-blocks=2},"
-    "soac-lower-kernel-checks,func.func(soac-sink-scalar-reads)"
-)
-TO_KERNELS = f"{_DERIVATIVES},{_KERNELS}"
+def _kernels(tensor_cores: bool = False) -> str:
+    """soac-lower-to-nvvm's passes up to kernels on buffers inside host code
+    on tensors (reduces and scans folded by at most 2 blocks; float64
+    products on the tensor cores or not)."""
+    options = f"fold-blocks=2 tensor-cores={'true' if tensor_cores else 'false'}"
+    return (
+        f"soac-fuse-gathers,soac-check-indices,cse,soac-copy-cheap-maps,convert-soac-to-gpu{{{options}}},"
+        "soac-lower-kernel-checks,func.func(soac-sink-scalar-reads)"
+    )
+
+
+TO_KERNELS = f"{_DERIVATIVES},{_kernels()}"
 # What GpuOptions(flatten=True) runs between the two.
 _FLATTEN = "soac-expand-contractions{nested-only=true},soac-flatten"
 
@@ -868,18 +873,22 @@ class EmulatedGpu:
     ``GpuOptions(flatten=True)``: soac-expand-contractions, soac-flatten), then cheap maps only gathered
     from computed where they are read (soac-fuse-gathers), indices checked,
     cheap maps read by several SOACs copied per reader (soac-copy-cheap-maps),
-    convert-soac-to-gpu (reduces and scans folded by at most 2 blocks), the
-    kernels' checks lowered as for the GPU (soac-lower-kernel-checks), the
-    scalars kernels read moved into them (soac-sink-scalar-reads), the
-    launches emulated (soac-emulate-gpu-launches), then the CPU pipeline
-    (which finds no SOAC left and bufferizes and lowers the kernels' code)."""
+    convert-soac-to-gpu (reduces and scans folded by at most 2 blocks;
+    with ``tensor_cores``, float64 products by mma.sync, as the pipeline
+    makes them for sm_80 and later), the kernels' checks lowered as for the
+    GPU (soac-lower-kernel-checks), the scalars kernels read moved into them
+    (soac-sink-scalar-reads), the launches emulated
+    (soac-emulate-gpu-launches), then the CPU pipeline (which finds no SOAC
+    left and bufferizes and lowers the kernels' code)."""
 
     TARGET: ClassVar[str] = "cpu"
     flatten: bool = False
+    tensor_cores: bool = False
 
     def pipeline(self) -> str:
-        kernels = f"{_DERIVATIVES},{_FLATTEN},{_KERNELS}" if self.flatten else TO_KERNELS
-        return f"builtin.module({kernels},canonicalize,cse,soac-emulate-gpu-launches,soac-lower-to-cpu{{openmp=false}})"
+        kernels = _kernels(self.tensor_cores)
+        passes = [_DERIVATIVES, _FLATTEN, kernels] if self.flatten else [_DERIVATIVES, kernels]
+        return f"builtin.module({','.join(passes)},canonicalize,cse,soac-emulate-gpu-launches,soac-lower-to-cpu{{openmp=false}})"
 
 
 def emulated(source: str, function: str, options: EmulatedGpu | None = None):

@@ -114,6 +114,29 @@ def test_scans_of_several_tiles_compute_what_the_interpreter_does(function):
     assert_emulated_as_interpreted(function, [5003])
 
 
+@pytest.mark.parametrize("function", ["matmul", "matmul_wide", "grad_matmul"])
+def test_products_on_the_tensor_cores_compute_what_the_interpreter_does(function):
+    """Products of float64 by mma.sync m8n8k4 (convert-soac-to-gpu's
+    tensor-cores, on by default for sm_80 and later), each warp's
+    fragments staged and read back in PTX's layout, which the emulation
+    follows: tiles cut at the edges (n or 70 columns of 64), inner sizes
+    (37, 6, n) not multiples of the 4 values of k a product takes, and
+    both operands read transposed (the gradient's). The float32 product
+    stays on the ordinary cores."""
+    assert_emulated_as_interpreted(function, [0, 1, 7, 200], EmulatedGpu(tensor_cores=True))
+
+
+@pytest.mark.parametrize("name", ["mlp", "attention"])
+def test_adbench_products_on_the_tensor_cores_compute_what_the_cpu_build_does(name):
+    """MLP's and attention's gradients, whose products (and the products of
+    their adjoints) run on the tensor cores."""
+    module = importlib.import_module(name)
+    function, args = module.soac_version(*module.inputs(**EMULATED_ADBENCH_SIZES[name]))
+    gradient = soac.value_and_grad(function, argnums=tuple(module.WRT))
+    jitted = soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE)
+    assert_emulated_as_on_cpu(jitted, args, True, EmulatedGpu(tensor_cores=True))
+
+
 def test_sizes_the_host_computes_for_no_rows_do_not_trap():
     """A width divided out of each row's size is computed on the host before
     the launch, also when no row runs it: with no rows and zero parts, the

@@ -85,13 +85,15 @@ def git_commit() -> str | None:
 
 
 def build(out: pathlib.Path, subset: bool, chip: str, adbench: tuple[str, ...] | None = None,
-          static_inner_sizes_up_to: int = tracing.GPU_SMALL_INNER_SIZE, flatten: bool = False) -> dict:
+          static_inner_sizes_up_to: int = tracing.GPU_SMALL_INNER_SIZE, flatten: bool = False,
+          tensor_cores: bool = True) -> dict:
     start = time.perf_counter()
     # Cubin and PTX where ptxas is here (the driver then loads without JIT), PTX alone otherwise;
     # host code reading buffers by copies, so that the runner may try device memory.
-    # flatten: nested parallelism flattened first (GpuOptions(flatten=True)), to time against a bundle without.
+    # flatten: nested parallelism flattened first (GpuOptions(flatten=True)), to time against a bundle without;
+    # tensor_cores=False: float64 products on the ordinary cores, to time against a bundle with.
     options = GpuOptions(chip=chip, format="fatbin" if ptx.ptxas_path() else "isa", device_memory=True,
-                         flatten=flatten)
+                         flatten=flatten, tensor_cores=tensor_cores)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -144,6 +146,7 @@ def build(out: pathlib.Path, subset: bool, chip: str, adbench: tuple[str, ...] |
         "subset": subset or adbench is not None,
         "static_inner_sizes_up_to": static_inner_sizes_up_to,
         "flatten": flatten,
+        "tensor_cores": tensor_cores,
         "seconds": round(time.perf_counter() - start, 1),
     }
     written = manifest.write(out, built, programs)
@@ -163,12 +166,15 @@ def main() -> None:
                         help="trace the ADBench programs with inner sizes up to N static (default: %(default)s)")
     parser.add_argument("--flatten", action="store_true",
                         help="flatten nested parallelism first (GpuOptions(flatten=True)), to compare with a bundle without")
+    parser.add_argument("--no-tensor-cores", dest="tensor_cores", action="store_false",
+                        help="float64 products on the ordinary cores (GpuOptions(tensor_cores=False)), to compare with "
+                             "a bundle whose products run on the tensor cores (the default for sm_80 and later)")
     options = parser.parse_args()
     adbench = tuple(options.adbench.split(",")) if options.adbench else None
     if adbench and set(adbench) - set(catalog.ADBENCH):
         parser.error(f"--adbench takes {', '.join(catalog.ADBENCH)}")
     written = build(pathlib.Path(options.out), options.subset, options.chip, adbench, options.static_inner_sizes_up_to,
-                    options.flatten)
+                    options.flatten, options.tensor_cores)
     failed = [p["name"] for p in written["programs"] if "build_error" in p]
     if failed:
         print(f"not built (listed as failed in the manifest): {', '.join(failed)}")

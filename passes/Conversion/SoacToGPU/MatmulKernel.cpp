@@ -1,14 +1,26 @@
 //===- MatmulKernel.cpp - soac.matmul as a tiled GPU kernel ---------------===//
 //
 // C = op(A) · op(B), C of m x n, the inner size k. Block b computes the
-// tile of C at rows 64 (b / tilesN) and columns 64 (b % tilesN). Thread
-// t = 16 ty + tx of the block accumulates C[row + ty + 16 r][col + tx +
-// 16 c] for r, c in 0..3: a warp's 32 threads read 16 different columns
-// of the staged B (no bank conflicts) and store 16 consecutive columns of
-// C; the staged rows are padded by one so that staging along k is free of
-// conflicts too. For each slice of 16 values of k, the 256 threads stage 64 x 16
-// values of op(A) and of op(B), four each, zeros past the edges (so the
-// multiply-adds need no bounds), between two barriers.
+// tile of C at rows 64 (b / tilesN) and columns 64 (b % tilesN). For each
+// slice of 16 values of k, the 256 threads stage 64 x 16 values of op(A)
+// and of op(B), four each, zeros past the edges (so the multiply-adds need
+// no bounds), between two barriers; each thread then accumulates its 16
+// results of the tile in registers, in one of two ways (ThreadTile):
+//
+// - On the ordinary cores, thread t = 16 ty + tx accumulates C[row + ty +
+//   16 r][col + tx + 16 c] for r, c in 0..3: a warp's 32 threads read 16
+//   different columns of the staged B (no bank conflicts) and store 16
+//   consecutive columns of C; the staged rows are padded by one so that
+//   staging along k is free of conflicts too.
+// - On the tensor cores (float64, sm_80 and later), each warp computes a
+//   16 x 32 part of the tile as 2 x 4 products of 8 x 8 by mma.sync
+//   m8n8k4, four values of k at a time. In PTX's fragment layout lane l
+//   holds A[l / 4][l % 4] and B[l % 4][l / 4] of an 8 x 4 and a 4 x 8
+//   operand and C[l / 4][2 (l % 4) + v], v in 0..1, of the 8 x 8 result.
+//   A half-warp's 16 fragment loads then read four values of k at four
+//   rows each: the staged rows are padded by four, so that they fall in 16
+//   different banks (staging along k has 4-way conflicts instead: 4 stores
+//   a slice against 24 fragment loads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +30,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,14 +43,24 @@ namespace {
 
 constexpr int64_t kTile = 64;  // rows and columns of C per block
 constexpr int64_t kDepth = 16; // values of k staged per slice
-constexpr int64_t kSide = 16;  // threads per side of the block
-constexpr int64_t kPerThread = kTile / kSide; // results per side per thread
-// A staged slice's rows (one value of k each) are kTile + 1 apart: an
-// operand read along k (A not transposed) is staged by 16 lanes at
-// consecutive k, which at a stride of kTile would all hit one bank.
-constexpr int64_t kStride = kTile + 1;
-static_assert(kSide * kSide == kBlockSize, "one thread per 4 x 4 results");
+constexpr int64_t kResultsPerThread = kTile * kTile / kBlockSize;
 static_assert(kTile * kDepth % kBlockSize == 0, "whole loads per thread");
+
+// The ordinary cores: a thread's results are 4 x 4, kSide apart.
+constexpr int64_t kSide = 16; // threads per side of the block
+constexpr int64_t kPerThread = kTile / kSide; // results per side per thread
+static_assert(kSide * kSide == kBlockSize, "one thread per 4 x 4 results");
+
+// The tensor cores: mma.sync m8n8k4 on float64, warps 4 down by 2 across.
+constexpr int64_t kMma = 8;     // rows and columns of one product
+constexpr int64_t kMmaDepth = 4; // values of k of one product
+constexpr int64_t kWarpsDown = 4, kWarpsAcross = 2;
+constexpr int64_t kMmaRows = kTile / kWarpsDown / kMma;      // per warp: 2
+constexpr int64_t kMmaColumns = kTile / kWarpsAcross / kMma; // per warp: 4
+static_assert(kWarpsDown * kWarpsAcross == kWarpsPerBlock, "a part per warp");
+static_assert(kMmaRows * kMmaColumns * 2 == kResultsPerThread,
+              "two results per lane and product");
+static_assert(kDepth % kMmaDepth == 0, "whole products per slice");
 
 /// One operand read as op(X): element (outer, inner) of op(X), where
 /// `outer` is a row of C (for A) or a column of C (for B) and `inner` is
@@ -64,16 +88,23 @@ Value andAll(ImplicitLocOpBuilder &b, Value x, Value y) {
   return arith::AndIOp::create(b, x, y);
 }
 
+Value add(ImplicitLocOpBuilder &b, Value x, int64_t y) {
+  return arith::AddIOp::create(b, x, indexConstant(b, y));
+}
+
+Value mul(ImplicitLocOpBuilder &b, Value x, int64_t y) {
+  return arith::MulIOp::create(b, x, indexConstant(b, y));
+}
+
 /// Stages the slice of `operand` at `k0` into `staged` (kDepth rows of
-/// kTile, kStride apart): element e of the slice by thread t is e = t + kBlockSize r.
-/// Consecutive threads take consecutive elements of X's contiguous
-/// dimension, so a warp's loads coalesce.
+/// kTile, `stride` apart): element e of the slice by thread t is e = t +
+/// kBlockSize r. Consecutive threads take consecutive elements of X's
+/// contiguous dimension, so a warp's loads coalesce.
 void stage(ImplicitLocOpBuilder &b, const Operand &operand, Value staged,
-           Value thread, Value base, Value outerSize, Value k0, Value k,
-           Value zero) {
+           int64_t stride, Value thread, Value base, Value outerSize,
+           Value k0, Value k, Value zero) {
   for (int64_t r = 0; r < kTile * kDepth / kBlockSize; ++r) {
-    Value e = arith::AddIOp::create(b, thread,
-                                    indexConstant(b, r * kBlockSize));
+    Value e = add(b, thread, r * kBlockSize);
     // X's contiguous dimension is op(X)'s inner one when its outer one
     // comes first.
     Value inner, outer;
@@ -96,15 +127,123 @@ void stage(ImplicitLocOpBuilder &b, const Operand &operand, Value staged,
         [&](OpBuilder &elseBuilder, Location loc) {
           scf::YieldOp::create(elseBuilder, loc, zero);
         });
-    Value slot = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, inner, indexConstant(b, kStride)), outer);
+    Value slot = arith::AddIOp::create(b, mul(b, inner, stride), outer);
     memref::StoreOp::create(b, value.getResult(0), staged, slot);
   }
 }
 
+/// How a block's threads share the tile's results and compute them from
+/// the staged slices: kResultsPerThread each, on the ordinary cores or on
+/// the tensor cores (see the file's header).
+struct ThreadTile {
+  bool tensorCores;
+
+  /// Elements between two staged rows (values of k) of a slice.
+  int64_t stride() const { return tensorCores ? kTile + 4 : kTile + 1; }
+  /// Values of k one step consumes.
+  int64_t depth() const { return tensorCores ? kMmaDepth : 1; }
+
+  /// (row, column) in the tile of thread `thread`'s result `r`.
+  std::pair<Value, Value> position(ImplicitLocOpBuilder &b, Value thread,
+                                   int64_t r) const {
+    if (!tensorCores) {
+      Value ty = arith::DivUIOp::create(b, thread, indexConstant(b, kSide));
+      Value tx = arith::RemUIOp::create(b, thread, indexConstant(b, kSide));
+      return {add(b, ty, r / kPerThread * kSide),
+              add(b, tx, r % kPerThread * kSide)};
+    }
+    // r = 2 (kMmaColumns i + j) + v: lane l's value v of product (i, j).
+    Warp warp(b, thread);
+    int64_t product = r / 2, v = r % 2;
+    Value row = add(b, arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4)),
+                    product / kMmaColumns * kMma);
+    Value column =
+        add(b, mul(b, arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4)), 2),
+            product % kMmaColumns * kMma + v);
+    return {arith::AddIOp::create(b, warp.firstRow(b), row),
+            arith::AddIOp::create(b, warp.firstColumn(b), column)};
+  }
+
+  /// `acc` after the multiply-adds of the staged values of k from `kk`
+  /// (depth() of them).
+  SmallVector<Value> step(ImplicitLocOpBuilder &b, Value stagedA,
+                          Value stagedB, Value thread, Value kk,
+                          ValueRange acc) const {
+    Value at = mul(b, kk, stride());
+    auto load = [&](Value staged, Value offset) -> Value {
+      return memref::LoadOp::create(
+          b, staged, ValueRange{arith::AddIOp::create(b, at, offset)});
+    };
+    SmallVector<Value> next;
+    if (!tensorCores) {
+      Value ty = arith::DivUIOp::create(b, thread, indexConstant(b, kSide));
+      Value tx = arith::RemUIOp::create(b, thread, indexConstant(b, kSide));
+      SmallVector<Value> x, y;
+      for (int64_t r = 0; r < kPerThread; ++r) {
+        x.push_back(load(stagedA, add(b, ty, r * kSide)));
+        y.push_back(load(stagedB, add(b, tx, r * kSide)));
+      }
+      for (int64_t r = 0; r < kPerThread; ++r)
+        for (int64_t c = 0; c < kPerThread; ++c)
+          next.push_back(multiplyAdd(b, acc[r * kPerThread + c], x[r], y[c]));
+      return next;
+    }
+    // Lane l's fragments: staged row kk + l % 4 (its value of k), at row
+    // (of A) or column (of B) l / 4 of each 8 x 8 product.
+    Warp warp(b, thread);
+    Value lane4 = arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4));
+    Value laneRow = arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4));
+    Value fragmentAt = arith::AddIOp::create(b, mul(b, lane4, stride()), laneRow);
+    SmallVector<Value> a, bFragments;
+    for (int64_t i = 0; i < kMmaRows; ++i)
+      a.push_back(load(stagedA, add(b, arith::AddIOp::create(
+                                           b, fragmentAt, warp.firstRow(b)),
+                                    i * kMma)));
+    for (int64_t j = 0; j < kMmaColumns; ++j)
+      bFragments.push_back(
+          load(stagedB, add(b, arith::AddIOp::create(b, fragmentAt,
+                                                     warp.firstColumn(b)),
+                            j * kMma)));
+    Type f64 = b.getF64Type();
+    auto pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {f64, f64});
+    for (int64_t i = 0; i < kMmaRows; ++i)
+      for (int64_t j = 0; j < kMmaColumns; ++j) {
+        int64_t first = 2 * (i * kMmaColumns + j);
+        auto product = NVVM::MmaOp::create(
+            b, pair, ValueRange{a[i]}, ValueRange{bFragments[j]},
+            acc.slice(first, 2), ArrayRef<int64_t>{kMma, kMma, kMmaDepth},
+            std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f64,
+                                          NVVM::MMATypes::f64},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t v = 0; v < 2; ++v)
+          next.push_back(LLVM::ExtractValueOp::create(b, product, v));
+      }
+    return next;
+  }
+
+private:
+  /// A thread's warp, and the part of the tile the warp computes.
+  struct Warp {
+    Value warp, lane;
+    Warp(ImplicitLocOpBuilder &b, Value thread)
+        : warp(arith::DivUIOp::create(b, thread, indexConstant(b, kWarpSize))),
+          lane(arith::RemUIOp::create(b, thread, indexConstant(b, kWarpSize))) {}
+    Value firstRow(ImplicitLocOpBuilder &b) const {
+      return mul(b, arith::DivUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
+                 kTile / kWarpsDown);
+    }
+    Value firstColumn(ImplicitLocOpBuilder &b) const {
+      return mul(b, arith::RemUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
+                 kTile / kWarpsAcross);
+    }
+  };
+};
+
 } // namespace
 
-void lowerMatmul(MatmulOp op) {
+void lowerMatmul(MatmulOp op, bool tensorCores) {
   ImplicitLocOpBuilder host(op.getLoc(), op);
   bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
   Value lhs = op.getLhs(), rhs = op.getRhs();
@@ -121,6 +260,9 @@ void lowerMatmul(MatmulOp op) {
                     ValueRange{k, kRhs});
   RankedTensorType type = op.getResult().getType();
   Type element = type.getElementType();
+  // mma.sync multiplies float64 exactly as fused multiply-adds do; the
+  // tensor cores' other types round their operands (tf32) or are narrower.
+  ThreadTile threads{tensorCores && element.isF64()};
   Value output = allocBuffer(host, type, dynamicSizes(type, {m, n}));
   Buffers buffers;
   buffers.of(host, lhs);
@@ -131,84 +273,57 @@ void lowerMatmul(MatmulOp op) {
   Value tilesM = arith::MaxUIOp::create(host, ceilDiv(host, m, tile), one);
   Value tilesN = arith::MaxUIOp::create(host, ceilDiv(host, n, tile), one);
   Value blocks = arith::MulIOp::create(host, tilesM, tilesN);
-  Type staged = workgroupType(element, kStride * kDepth);
+  Type staged = workgroupType(element, threads.stride() * kDepth);
   Operand a{lhs, !tl}, bOperand{rhs, tr};
 
   launchKernel(
       host, blocks, {staged, staged}, buffers,
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange shared) {
         Value stagedA = shared[0], stagedB = shared[1];
-        Value side = indexConstant(b, kSide);
-        Value ty = arith::DivUIOp::create(b, ids.thread, side);
-        Value tx = arith::RemUIOp::create(b, ids.thread, side);
-        Value rowBase = arith::MulIOp::create(
-            b, arith::DivUIOp::create(b, ids.block, tilesN),
-            indexConstant(b, kTile));
-        Value colBase = arith::MulIOp::create(
-            b, arith::RemUIOp::create(b, ids.block, tilesN),
-            indexConstant(b, kTile));
+        Value rowBase =
+            mul(b, arith::DivUIOp::create(b, ids.block, tilesN), kTile);
+        Value colBase =
+            mul(b, arith::RemUIOp::create(b, ids.block, tilesN), kTile);
         Value zero =
             arith::ConstantOp::create(b, element, b.getZeroAttr(element));
-        SmallVector<Value> zeros(kPerThread * kPerThread, zero);
+        SmallVector<Value> zeros(kResultsPerThread, zero);
         auto slices = scf::ForOp::create(
             b, indexConstant(b, 0), ceilDiv(b, k, indexConstant(b, kDepth)),
             indexConstant(b, 1), zeros,
             [&](OpBuilder &nested, Location loc, Value slice,
                 ValueRange sums) {
               ImplicitLocOpBuilder sb(loc, nested);
-              Value k0 =
-                  arith::MulIOp::create(sb, slice, indexConstant(sb, kDepth));
-              stage(sb, a, stagedA, ids.thread, rowBase, m, k0, k, zero);
-              stage(sb, bOperand, stagedB, ids.thread, colBase, n, k0, k,
-                    zero);
+              Value k0 = mul(sb, slice, kDepth);
+              stage(sb, a, stagedA, threads.stride(), ids.thread, rowBase, m,
+                    k0, k, zero);
+              stage(sb, bOperand, stagedB, threads.stride(), ids.thread,
+                    colBase, n, k0, k, zero);
               gpu::BarrierOp::create(sb);
               auto steps = scf::ForOp::create(
                   sb, indexConstant(sb, 0), indexConstant(sb, kDepth),
-                  indexConstant(sb, 1), sums,
+                  indexConstant(sb, threads.depth()), sums,
                   [&](OpBuilder &inner, Location innerLoc, Value kk,
                       ValueRange acc) {
                     ImplicitLocOpBuilder ib(innerLoc, inner);
-                    Value at = arith::MulIOp::create(
-                        ib, kk, indexConstant(ib, kStride));
-                    SmallVector<Value> x, y;
-                    for (int64_t r = 0; r < kPerThread; ++r) {
-                      Value offset = indexConstant(ib, r * kSide);
-                      x.push_back(memref::LoadOp::create(
-                          ib, stagedA,
-                          ValueRange{arith::AddIOp::create(
-                              ib, at, arith::AddIOp::create(ib, ty, offset))}));
-                      y.push_back(memref::LoadOp::create(
-                          ib, stagedB,
-                          ValueRange{arith::AddIOp::create(
-                              ib, at, arith::AddIOp::create(ib, tx, offset))}));
-                    }
-                    SmallVector<Value> next;
-                    for (int64_t r = 0; r < kPerThread; ++r)
-                      for (int64_t c = 0; c < kPerThread; ++c)
-                        next.push_back(multiplyAdd(
-                            ib, acc[r * kPerThread + c], x[r], y[c]));
-                    scf::YieldOp::create(ib, next);
+                    scf::YieldOp::create(
+                        ib, threads.step(ib, stagedA, stagedB, ids.thread, kk,
+                                         acc));
                   });
               // Every thread is done with the slice before the next one
               // overwrites it.
               gpu::BarrierOp::create(sb);
               scf::YieldOp::create(sb, steps.getResults());
             });
-        for (int64_t r = 0; r < kPerThread; ++r)
-          for (int64_t c = 0; c < kPerThread; ++c) {
-            Value i = arith::AddIOp::create(
-                b, rowBase,
-                arith::AddIOp::create(b, ty, indexConstant(b, r * kSide)));
-            Value j = arith::AddIOp::create(
-                b, colBase,
-                arith::AddIOp::create(b, tx, indexConstant(b, c * kSide)));
-            ifThen(b, andAll(b, lessThan(b, i, m), lessThan(b, j, n)),
-                   [&](ImplicitLocOpBuilder &tb) {
-                     memref::StoreOp::create(
-                         tb, slices.getResult(r * kPerThread + c), output,
-                         ValueRange{i, j});
-                   });
-          }
+        for (int64_t r = 0; r < kResultsPerThread; ++r) {
+          auto [row, column] = threads.position(b, ids.thread, r);
+          Value i = arith::AddIOp::create(b, rowBase, row);
+          Value j = arith::AddIOp::create(b, colBase, column);
+          ifThen(b, andAll(b, lessThan(b, i, m), lessThan(b, j, n)),
+                 [&](ImplicitLocOpBuilder &tb) {
+                   memref::StoreOp::create(tb, slices.getResult(r), output,
+                                           ValueRange{i, j});
+                 });
+        }
       });
   replaceSoac(op, asTensors(host, {output}, {type}), nullptr);
 }

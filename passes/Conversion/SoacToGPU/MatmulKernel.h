@@ -4,8 +4,9 @@
 // result, a block of kBlockSize threads each: the block stages 16-deep
 // slices of op(lhs) and op(rhs) in workgroup memory (loads coalesced along
 // whichever dimension each operand has contiguous), and each thread
-// accumulates a 4 x 4 set of results in registers, 16 multiply-adds per
-// value staged per slice.
+// accumulates 16 results in registers: a 4 x 4 set by multiply-adds, or,
+// for float64 on the tensor cores, its fragments of 8 warp-wide 8 x 8
+// products (mma.sync).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +18,9 @@
 namespace soac::kernels {
 
 /// Replaces `op` by its kernel (and a host check that the two inner sizes
-/// agree where either is dynamic).
-void lowerMatmul(MatmulOp op);
+/// agree where either is dynamic). With `tensorCores`, a float64 product
+/// runs on the tensor cores (mma.sync m8n8k4: sm_80 and later).
+void lowerMatmul(MatmulOp op, bool tensorCores);
 
 } // namespace soac::kernels
 

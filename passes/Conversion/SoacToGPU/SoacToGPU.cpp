@@ -57,6 +57,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -252,7 +253,7 @@ struct ConvertSoacToGPUPass
               lowerReduceByIndex(op);
           })
           .Case([](IotaOp op) { lowerIota(op); })
-          .Case([](MatmulOp op) { lowerMatmul(op); });
+          .Case([&](MatmulOp op) { lowerMatmul(op, tensorCores); });
     }
     // Splats the kernels did not read as scalars: filled by a kernel.
     SmallVector<tensor::SplatOp> splats;

@@ -107,3 +107,44 @@ func.func @warp_sums(%x: memref<?xf32>, %blocks: index) {
   }
   return
 }
+
+// -----
+
+// A product on the tensor cores (mma.sync m8n8k4 of float64): each thread
+// stores its fragments of A and B into its two slots, all wait, each adds
+// the 4 products of its warp's row of A and column of B to its two results
+// (lane l: row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1), all wait.
+// CHECK-LABEL: func.func @warp_product
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: %[[SLOTS:.*]] = memref.alloca(%{{.*}}) : memref<?xf64>
+// CHECK: omp.parallel
+// CHECK: %[[T:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%[[T]]] : memref<?xf64>
+// CHECK: %[[BSLOT:.*]] = arith.addi %{{.*}}, %[[T]] : index
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%[[BSLOT]]] : memref<?xf64>
+// CHECK: omp.barrier
+// CHECK-COUNT-8: arith.mulf
+// CHECK: omp.barrier
+// CHECK-NOT: llvm.extractvalue
+// CHECK: omp.terminator
+func.func @warp_product(%a: memref<?xf64>, %b: memref<?xf64>, %c: memref<?xf64>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %x = memref.load %a[%tx] : memref<?xf64>
+    %y = memref.load %b[%tx] : memref<?xf64>
+    %at = arith.muli %tx, %c2 : index
+    %next = arith.addi %at, %c1 : index
+    %c0v = memref.load %c[%at] : memref<?xf64>
+    %c1v = memref.load %c[%next] : memref<?xf64>
+    %d = nvvm.mma.sync A[%x] B[%y] C[%c0v, %c1v] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 8, n = 8, k = 4>} : (f64, f64, f64) -> !llvm.struct<(f64, f64)>
+    %d0 = llvm.extractvalue %d[0] : !llvm.struct<(f64, f64)>
+    %d1 = llvm.extractvalue %d[1] : !llvm.struct<(f64, f64)>
+    memref.store %d0, %c[%at] : memref<?xf64>
+    memref.store %d1, %c[%next] : memref<?xf64>
+    gpu.terminator
+  }
+  return
+}

@@ -3,6 +3,7 @@
 // REQUIRES: ptxas
 // RUN: soac-opt %S/../../../examples/soacs.mlir --symbol-privatize=exclude=saxpy,sum,sum_of_squares,argmin,cumsum,recurrence,matvec,scatter,histogram,gather_squares --symbol-dce --soac-lower-to-nvvm | %python -m soac.ptx --ptxas sm_90 | FileCheck %s
 // RUN: soac-opt %S/soac-to-gpu.mlir --split-input-file --soac-lower-to-nvvm | %python -m soac.ptx --ptxas sm_90 | FileCheck %s --check-prefix=MORE
+// RUN: soac-opt %S/tensor-cores.mlir --split-input-file --soac-lower-to-nvvm | %python -m soac.ptx --ptxas sm_90 | FileCheck %s --check-prefix=MMA
 
 // CHECK: saxpy_kernel: assembled for sm_90
 // CHECK: sum_kernel_0: assembled for sm_90
@@ -25,3 +26,7 @@
 // MORE-DAG: row_cumsum_kernel: assembled for sm_90
 // MORE-DAG: iota_kernel: assembled for sm_90
 // MORE-DAG: sum_count_and_max_histogram_kernel_4: assembled for sm_90
+
+// Products of float64 by mma.sync m8n8k4, and of float32 on the ordinary cores.
+// MMA: product_kernel: assembled for sm_90
+// MMA: product_f32_kernel: assembled for sm_90
