@@ -123,7 +123,9 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
     - `soac.matmul` (outside SOAC bodies): one block per 64 x 64 tile of the
       result, slices of both operands staged in workgroup memory, 4 x 4
       results per thread, or, for float64 with `tensor-cores`, each warp's
-      16 x 32 part of the tile as `nvvm.mma.sync` m8n8k4 products; a
+      16 x 32 part of the tile as `nvvm.mma.sync` m8n8k4 products. With
+      fewer than 128 tiles the slices of k are split among blocks of the
+      same tile, and a second kernel sums their results in split order. A
       dynamic inner size is checked on the host.
     - A reduce or reduce_by_index of vector rows combined elementwise is a
       fold per element (a column reduce, one atomic per element).

@@ -1,8 +1,11 @@
 //===- MatmulKernel.cpp - soac.matmul as a tiled GPU kernel ---------------===//
 //
 // C = op(A) · op(B), C of m x n, the inner size k. Block b computes the
-// tile of C at rows 64 (b / tilesN) and columns 64 (b % tilesN). For each
-// slice of 16 values of k, the 256 threads stage 64 x 16 values of op(A)
+// tile of C at rows 64 (t / tilesN) and columns 64 (t % tilesN), t = b %
+// tiles, over split b / tiles of the slices of k: a product of few tiles
+// (a weight's gradient, summed over a batch) splits k among blocks
+// (InnerSplits), whose results a second kernel adds up in split order. For
+// each slice of 16 values of k, the 256 threads stage 64 x 16 values of op(A)
 // and of op(B), four each, zeros past the edges (so the multiply-adds need
 // no bounds), between two barriers; each thread then accumulates its 16
 // results of the tile in registers, in one of two ways (ThreadTile):
@@ -44,6 +47,9 @@ namespace {
 constexpr int64_t kTile = 64;  // rows and columns of C per block
 constexpr int64_t kDepth = 16; // values of k staged per slice
 constexpr int64_t kResultsPerThread = kTile * kTile / kBlockSize;
+// Blocks a product launches at least, where its inner size has the slices
+// for it (InnerSplits): about one per multiprocessor of a large GPU.
+constexpr int64_t kTargetBlocks = 128;
 static_assert(kTile * kDepth % kBlockSize == 0, "whole loads per thread");
 
 // The ordinary cores: a thread's results are 4 x 4, kSide apart.
@@ -241,6 +247,27 @@ private:
   };
 };
 
+/// How a product's slices of k are split among blocks of the same tile:
+/// a product of few tiles (a weight's gradient: a small result summed over
+/// a batch) would otherwise run few blocks, each over the whole of k. The
+/// splits are chosen on the host so that tiles x splits reaches
+/// kTargetBlocks where k has the slices for it.
+struct InnerSplits {
+  Value slices;     // ceil(k / kDepth)
+  Value slicesEach; // of each split (the last may have fewer)
+  Value count;      // splits, at least one
+
+  InnerSplits(ImplicitLocOpBuilder &host, Value tiles, Value k) {
+    Value one = indexConstant(host, 1);
+    slices = ceilDiv(host, k, indexConstant(host, kDepth));
+    Value wanted = arith::MaxUIOp::create(
+        host, ceilDiv(host, indexConstant(host, kTargetBlocks), tiles), one);
+    Value splits = minIndex(host, wanted, arith::MaxUIOp::create(host, slices, one));
+    slicesEach = arith::MaxUIOp::create(host, ceilDiv(host, slices, splits), one);
+    count = arith::MaxUIOp::create(host, ceilDiv(host, slices, slicesEach), one);
+  }
+};
+
 } // namespace
 
 void lowerMatmul(MatmulOp op, bool tensorCores) {
@@ -272,58 +299,121 @@ void lowerMatmul(MatmulOp op, bool tensorCores) {
   Value one = indexConstant(host, 1);
   Value tilesM = arith::MaxUIOp::create(host, ceilDiv(host, m, tile), one);
   Value tilesN = arith::MaxUIOp::create(host, ceilDiv(host, n, tile), one);
-  Value blocks = arith::MulIOp::create(host, tilesM, tilesN);
+  Value tiles = arith::MulIOp::create(host, tilesM, tilesN);
+  InnerSplits split(host, tiles, k);
   Type staged = workgroupType(element, threads.stride() * kDepth);
   Operand a{lhs, !tl}, bOperand{rhs, tr};
 
-  launchKernel(
-      host, blocks, {staged, staged}, buffers,
-      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange shared) {
-        Value stagedA = shared[0], stagedB = shared[1];
-        Value rowBase =
-            mul(b, arith::DivUIOp::create(b, ids.block, tilesN), kTile);
-        Value colBase =
-            mul(b, arith::RemUIOp::create(b, ids.block, tilesN), kTile);
-        Value zero =
-            arith::ConstantOp::create(b, element, b.getZeroAttr(element));
-        SmallVector<Value> zeros(kResultsPerThread, zero);
-        auto slices = scf::ForOp::create(
-            b, indexConstant(b, 0), ceilDiv(b, k, indexConstant(b, kDepth)),
-            indexConstant(b, 1), zeros,
-            [&](OpBuilder &nested, Location loc, Value slice,
-                ValueRange sums) {
-              ImplicitLocOpBuilder sb(loc, nested);
-              Value k0 = mul(sb, slice, kDepth);
-              stage(sb, a, stagedA, threads.stride(), ids.thread, rowBase, m,
-                    k0, k, zero);
-              stage(sb, bOperand, stagedB, threads.stride(), ids.thread,
-                    colBase, n, k0, k, zero);
-              gpu::BarrierOp::create(sb);
-              auto steps = scf::ForOp::create(
-                  sb, indexConstant(sb, 0), indexConstant(sb, kDepth),
-                  indexConstant(sb, threads.depth()), sums,
-                  [&](OpBuilder &inner, Location innerLoc, Value kk,
-                      ValueRange acc) {
-                    ImplicitLocOpBuilder ib(innerLoc, inner);
-                    scf::YieldOp::create(
-                        ib, threads.step(ib, stagedA, stagedB, ids.thread, kk,
-                                         acc));
-                  });
-              // Every thread is done with the slice before the next one
-              // overwrites it.
-              gpu::BarrierOp::create(sb);
-              scf::YieldOp::create(sb, steps.getResults());
+  // The tiles' kernel: block b sums the slices of split b / tiles of tile
+  // b % tiles, and `store` writes each of its results.
+  auto launchTiles = [&](ImplicitLocOpBuilder &at,
+                         function_ref<void(ImplicitLocOpBuilder &, Value sum,
+                                           Value part, Value i, Value j)>
+                             store) {
+    launchKernel(
+        at, arith::MulIOp::create(at, tiles, split.count), {staged, staged},
+        buffers,
+        [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange shared) {
+          Value stagedA = shared[0], stagedB = shared[1];
+          Value part = arith::DivUIOp::create(b, ids.block, tiles);
+          Value block = arith::RemUIOp::create(b, ids.block, tiles);
+          Value rowBase =
+              mul(b, arith::DivUIOp::create(b, block, tilesN), kTile);
+          Value colBase =
+              mul(b, arith::RemUIOp::create(b, block, tilesN), kTile);
+          Value zero =
+              arith::ConstantOp::create(b, element, b.getZeroAttr(element));
+          SmallVector<Value> zeros(kResultsPerThread, zero);
+          Value first = arith::MulIOp::create(b, part, split.slicesEach);
+          Value last = minIndex(
+              b, arith::AddIOp::create(b, first, split.slicesEach),
+              split.slices);
+          auto slices = scf::ForOp::create(
+              b, first, last, indexConstant(b, 1), zeros,
+              [&](OpBuilder &nested, Location loc, Value slice,
+                  ValueRange sums) {
+                ImplicitLocOpBuilder sb(loc, nested);
+                Value k0 = mul(sb, slice, kDepth);
+                stage(sb, a, stagedA, threads.stride(), ids.thread, rowBase,
+                      m, k0, k, zero);
+                stage(sb, bOperand, stagedB, threads.stride(), ids.thread,
+                      colBase, n, k0, k, zero);
+                gpu::BarrierOp::create(sb);
+                auto steps = scf::ForOp::create(
+                    sb, indexConstant(sb, 0), indexConstant(sb, kDepth),
+                    indexConstant(sb, threads.depth()), sums,
+                    [&](OpBuilder &inner, Location innerLoc, Value kk,
+                        ValueRange acc) {
+                      ImplicitLocOpBuilder ib(innerLoc, inner);
+                      scf::YieldOp::create(
+                          ib, threads.step(ib, stagedA, stagedB, ids.thread,
+                                           kk, acc));
+                    });
+                // Every thread is done with the slice before the next one
+                // overwrites it.
+                gpu::BarrierOp::create(sb);
+                scf::YieldOp::create(sb, steps.getResults());
+              });
+          for (int64_t r = 0; r < kResultsPerThread; ++r) {
+            auto [row, column] = threads.position(b, ids.thread, r);
+            Value i = arith::AddIOp::create(b, rowBase, row);
+            Value j = arith::AddIOp::create(b, colBase, column);
+            ifThen(b, andAll(b, lessThan(b, i, m), lessThan(b, j, n)),
+                   [&](ImplicitLocOpBuilder &tb) {
+                     store(tb, slices.getResult(r), part, i, j);
+                   });
+          }
+        });
+  };
+  ifThenElse(
+      host,
+      arith::CmpIOp::create(host, arith::CmpIPredicate::eq, split.count, one),
+      [&](ImplicitLocOpBuilder &whole) {
+        launchTiles(whole, [&](ImplicitLocOpBuilder &b, Value sum, Value,
+                               Value i, Value j) {
+          memref::StoreOp::create(b, sum, output, ValueRange{i, j});
+        });
+      },
+      [&](ImplicitLocOpBuilder &inParts) {
+        // Each split's results, then their sums in split order: the same
+        // on every run, unlike atomic additions into C.
+        auto partsType = RankedTensorType::get(
+            {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+            element);
+        Value parts = allocBuffer(inParts, partsType, {split.count, m, n});
+        launchTiles(inParts, [&](ImplicitLocOpBuilder &b, Value sum,
+                                 Value part, Value i, Value j) {
+          memref::StoreOp::create(b, sum, parts, ValueRange{part, i, j});
+        });
+        Value count = arith::MulIOp::create(inParts, m, n);
+        launchKernel(
+            inParts, blocksFor(inParts, count), {}, buffers,
+            [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+              ifThen(b, lessThan(b, ids.global, count),
+                     [&](ImplicitLocOpBuilder &tb) {
+                       Value i = arith::DivUIOp::create(tb, ids.global, n);
+                       Value j = arith::RemUIOp::create(tb, ids.global, n);
+                       Value zero = arith::ConstantOp::create(
+                           tb, element, tb.getZeroAttr(element));
+                       auto sum = scf::ForOp::create(
+                           tb, indexConstant(tb, 0), split.count,
+                           indexConstant(tb, 1), ValueRange{zero},
+                           [&](OpBuilder &nested, Location loc, Value part,
+                               ValueRange acc) {
+                             ImplicitLocOpBuilder lb(loc, nested);
+                             Value x = memref::LoadOp::create(
+                                 lb, parts, ValueRange{part, i, j});
+                             scf::YieldOp::create(
+                                 lb, isa<FloatType>(element)
+                                         ? arith::AddFOp::create(lb, acc[0], x)
+                                               .getResult()
+                                         : arith::AddIOp::create(lb, acc[0], x)
+                                               .getResult());
+                           });
+                       memref::StoreOp::create(tb, sum.getResult(0), output,
+                                               ValueRange{i, j});
+                     });
             });
-        for (int64_t r = 0; r < kResultsPerThread; ++r) {
-          auto [row, column] = threads.position(b, ids.thread, r);
-          Value i = arith::AddIOp::create(b, rowBase, row);
-          Value j = arith::AddIOp::create(b, colBase, column);
-          ifThen(b, andAll(b, lessThan(b, i, m), lessThan(b, j, n)),
-                 [&](ImplicitLocOpBuilder &tb) {
-                   memref::StoreOp::create(tb, slices.getResult(r), output,
-                                           ValueRange{i, j});
-                 });
-        }
       });
   replaceSoac(op, asTensors(host, {output}, {type}), nullptr);
 }

@@ -6,7 +6,9 @@
 // whichever dimension each operand has contiguous), and each thread
 // accumulates 16 results in registers: a 4 x 4 set by multiply-adds, or,
 // for float64 on the tensor cores, its fragments of 8 warp-wide 8 x 8
-// products (mma.sync).
+// products (mma.sync). A product of fewer than 128 tiles splits its inner
+// size among blocks of the same tile, and a second kernel sums their
+// results.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1004,11 +1004,19 @@ func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, ten
 // A product: one block per 64 x 64 tile of the result, its threads staging
 // 16-deep slices of both operands in workgroup memory (rows of 64 values
 // padded to 65) between barriers and accumulating 4 x 4 results each; the
-// dynamic inner sizes checked first.
+// dynamic inner sizes checked first. With fewer than 128 tiles, the slices
+// of k are split among blocks of the same tile (as many splits as make 128
+// blocks, at most one per slice): each writes its split's results, and a
+// second kernel sums them in split order. One split writes C directly.
 // CHECK-LABEL: func.func @product
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[K:.*]], %[[KB:.*]] : index
 // CHECK: soac.check %[[SAME]], "'soac.matmul': the operands' inner sizes differ: %lld and %lld" with %[[K]], %[[KB]]
 // CHECK: %[[C:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK: %[[TILES:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[SLICES:.*]] = arith.ceildivui %[[K]], %c16 : index
+// CHECK: arith.ceildivui %c128{{.*}}, %[[TILES]] : index
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[SPLITS:[0-9a-z_]+]], %c1{{.*}} : index
+// CHECK: scf.if %[[ONE]] {
 // CHECK: gpu.launch {{.*}} workgroup(%[[A:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>)
 // CHECK: %{{.*}}:16 = scf.for
 // CHECK: memref.store %{{.*}}, %[[A]]
@@ -1018,6 +1026,16 @@ func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, ten
 // CHECK-COUNT-4: memref.load %[[A]]
 // CHECK: gpu.barrier
 // CHECK-COUNT-16: memref.store %{{.*}}, %[[C]]
+// CHECK: gpu.terminator
+// CHECK: } else {
+// CHECK: %[[PARTS:.*]] = memref.alloc(%[[SPLITS]], %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+// CHECK: gpu.launch
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[PARTS]]
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f64)
+// CHECK: memref.load %[[PARTS]]
+// CHECK: memref.store %{{.*}}, %[[C]]
 // CHECK: gpu.terminator
 func.func @product(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %c = soac.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) transpose_lhs -> tensor<?x?xf64>
