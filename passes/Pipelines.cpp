@@ -273,8 +273,9 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// Whether `chip` ("sm_90", "sm_80a", ...) has mma.sync on float64: compute
-/// capability 8.0 and later.
+/// Whether `chip` ("sm_90", "sm_90a", ...) has mma.sync on float64: compute
+/// capability 8.0 and later (at full float64 speed on the data-center chips,
+/// 8.0 and 9.0; the others have the instruction).
 bool hasFloat64TensorCores(StringRef chip) {
   unsigned capability = 0;
   if (!chip.consume_front("sm_"))

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -92,8 +93,8 @@ LogicalResult checkEmulable(gpu::LaunchOp launch) {
     }
     if (auto mma = dyn_cast<NVVM::MmaOp>(op); mma && !emulableMma(mma)) {
       op->emitOpError() << "cannot be emulated on the CPU: only mma.sync "
-                           "m8n8k4 of float64 (row, col), its results read by "
-                           "llvm.extractvalue, is";
+                           "m8n8k4 of float64 (row, col) whose results are "
+                           "read by llvm.extractvalue can be";
       return WalkResult::interrupt();
     }
     if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
@@ -296,10 +297,8 @@ void emulateMma(NVVM::MmaOp mma, Value fragments, Value threads,
     Value column = arith::AddIOp::create(b, firstColumn, index(v));
     Value sum = mma.getOperandC()[v];
     for (int64_t k = 0; k < 4; ++k)
-      sum = arith::AddFOp::create(
-          b, sum,
-          arith::MulFOp::create(b, fragment(index(0), row, k),
-                                fragment(threads, column, k)));
+      sum = math::FmaOp::create(b, fragment(index(0), row, k),
+                                fragment(threads, column, k), sum);
     results.push_back(sum);
   }
   omp::BarrierOp::create(b);
@@ -346,15 +345,25 @@ void emulateWithThreads(gpu::LaunchOp launch, ModuleOp module) {
           b, MemRefType::get({ShapedType::kDynamic}, type), ValueRange{threads});
   });
 
-  // Two slots per thread for the operands of products on the tensor cores.
+  // Two slots per thread for the operands of products on the tensor cores,
+  // which whole warps compute: a partial warp would read past its block.
   Value fragments;
   if (launch.getBody()
           .walk([](NVVM::MmaOp) { return WalkResult::interrupt(); })
-          .wasInterrupted())
+          .wasInterrupted()) {
+    Value partial = arith::RemUIOp::create(
+        b, threads, arith::ConstantIndexOp::create(b, 32));
+    cf::AssertOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, partial,
+                              arith::ConstantIndexOp::create(b, 0)),
+        "soac-emulate-gpu-launches: a block computing products on the "
+        "tensor cores must have whole warps (a multiple of 32 threads)");
     fragments = memref::AllocaOp::create(
         b, MemRefType::get({ShapedType::kDynamic}, b.getF64Type()),
         ValueRange{arith::MulIOp::create(
             b, threads, arith::ConstantIndexOp::create(b, 2))});
+  }
 
   openLoops(b, b.getLoc(),
             {{dims.grid.z, &dims.block.z},

@@ -119,7 +119,9 @@ def ConvertSoacToGPU : Pass<"convert-soac-to-gpu", "mlir::ModuleOp"> {
       a map nested deeper runs one thread per row (blocks of 64), which runs
       the body sequentially with the tensors it computes recomputed where
       read, except costly maps of scalars that only SOACs read, and
-      histograms, computed once into per-thread scratch memory.
+      histograms, computed once into per-thread scratch memory. A result
+      that only a reduce (+) of it alone reads is summed per warp by
+      shuffles and written as a row per warp, which the reduce folds.
     - `soac.matmul` (outside SOAC bodies): one block per 64 x 64 tile of the
       result, slices of both operands staged in workgroup memory, 4 x 4
       results per thread, or, for float64 with `tensor-cores`, each warp's
@@ -652,7 +654,8 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
       from the operands of the 32 lanes of the thread's warp: each thread
       stores its A and B into its slots, a barrier, each adds the four
       products of its row (lane / 4) and of its two columns (2 (lane % 4)
-      and the next) to its C, a barrier.
+      and the next) to its C by fused multiply-adds, a barrier. The block
+      must have whole warps (checked when it runs).
 
     It checks what each thread computes, not the absence of races.
     Other shapes and types of `nvvm.mma.sync` and its results read other
@@ -661,6 +664,7 @@ def SoacEmulateGpuLaunches : Pass<"soac-emulate-gpu-launches", "mlir::ModuleOp">
     location.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
                            "mlir::memref::MemRefDialect", "mlir::omp::OpenMPDialect",
                            "mlir::func::FuncDialect", "mlir::cf::ControlFlowDialect"];
 }

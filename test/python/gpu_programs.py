@@ -363,6 +363,53 @@ func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>
 // Per row x, each component k's dot products with x and their squares: two
 // rows of one map of dot products, kept in the thread's scratch and computed
 // in one loop (the body of dot products runs once per element for both).
+// Rows a sum reads (the adjoint of k-means' centroids, and a scalar), summed
+// per warp in the thread kernel before the reduces fold one row per warp.
+func.func @summed_rows(%x: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> (tensor<?x?xf64>, f64) {
+  %zero = arith.constant 0.0 : f64
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?x?xf64>, tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>):
+    %d = soac.map ins(%c : tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb1(%row: tensor<?xf64>):
+      %e = soac.map ins(%p, %row : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %s = arith.subf %a, %b : f64
+        soac.yield %s : f64
+      }
+      soac.yield %e : tensor<?xf64>
+    }
+    %t = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %s = arith.addf %a, %b : f64
+      soac.yield %s : f64
+    }
+    soac.yield %d, %t : tensor<?x?xf64>, f64
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %k = tensor.dim %c, %c0 : tensor<?x?xf64>
+  %dd = tensor.dim %c, %c1 : tensor<?x?xf64>
+  %init = tensor.splat %zero[%k, %dd] : tensor<?x?xf64>
+  %sum = soac.reduce ins(%r#0 : tensor<?x?x?xf64>) init(%init : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>):
+    %m = soac.map ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb1(%ra: tensor<?xf64>, %rb: tensor<?xf64>):
+      %n = soac.map ins(%ra, %rb : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%u: f64, %v: f64):
+        %w = arith.addf %u, %v : f64
+        soac.yield %w : f64
+      }
+      soac.yield %n : tensor<?xf64>
+    }
+    soac.yield %m : tensor<?x?xf64>
+  }
+  %total = soac.reduce ins(%r#1 : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    soac.yield %s : f64
+  }
+  return %sum, %total : tensor<?x?xf64>, f64
+}
 func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>) -> tensor<?xf64> {
   %zero = arith.constant 0.0 : f64
   %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
@@ -744,6 +791,7 @@ CASES = {
     "summed_histograms_per_row": (ROWS, lambda n: (rng.integers(-1, 7, (n, 3, 5)), floats(n, 3, 5, dtype=np.float32), 6)),
     "component_products_per_row": (ROWS, lambda n: (floats(n, 4), floats(3, 5, 4))),
     "two_rows_of_one_map_per_row": (ROWS, lambda n: (floats(n, 4), floats(3, 5, 4))),
+    "summed_rows": (ROWS, lambda n: (floats(n, 4), floats(3, 4))),
     "split_rows_per_row": (ROWS, lambda n: (floats(n, 12), 3)),
     "sum_of_matrices": (ROWS, lambda n: (floats(n, 3, 4, dtype=np.float32), np.zeros((3, 4), np.float32))),
     "histogram_of_rows": (ROWS, lambda n: (floats(6, 3, dtype=np.float32), indices(n, 6), floats(n, 3, dtype=np.float32), np.zeros(3, np.float32))),

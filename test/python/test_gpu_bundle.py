@@ -232,12 +232,12 @@ def test_the_report_renders_every_section():
     peers_only = report.markdown({**results, "programs": []})
     assert "| adbench/GMM/gradient | small | – | – | 4.000 | – | – | – |  |" in peers_only
     # The report says how the bundle was compiled.
-    assert "inner sizes up to 4 static; float64 products on the ordinary cores (tensor-cores=false)." in text
+    assert "inner sizes up to 4 static; tensor-cores=false (float64 products by mma.sync from sm_80)." in text
     flattened = {
         **results,
         "check": {**check, "built": {**check["built"], "static_inner_sizes_up_to": 16, "flatten": True, "tensor_cores": True}},
     }
     assert (
         "inner sizes up to 16 static; nested parallelism flattened (flatten=true); "
-        "float64 products on the tensor cores (tensor-cores=true)." in report.markdown(flattened)
+        "tensor-cores=true (float64 products by mma.sync from sm_80)." in report.markdown(flattened)
     )

@@ -79,6 +79,7 @@ EMULATED_WITH_THREADS = {
     "softmax_rows": 40,
     "normalise": 1003,
     "normalised_steps": 1003,
+    "summed_rows": 1003,
 }
 
 
@@ -119,10 +120,11 @@ def test_products_on_the_tensor_cores_compute_what_the_interpreter_does(function
     """Products of float64 by mma.sync m8n8k4 (convert-soac-to-gpu's
     tensor-cores, on by default for sm_80 and later), each warp's
     fragments staged and read back in PTX's layout, which the emulation
-    follows: tiles cut at the edges (n or 70 columns of 64), inner sizes
-    (37, 6, n) not multiples of the 4 values of k a product takes, and
-    both operands read transposed (the gradient's). The float32 product
-    stays on the ordinary cores."""
+    follows: tiles cut at the edges (n or 70 columns of 64), an inner size
+    (37) not a multiple of the 4 values of k a product takes, each operand
+    read transposed in one of the gradient's products, and the gradient's
+    dB (6 x 4 summed over n rows) split among blocks (4 splits at 200 rows).
+    The float32 product stays on the ordinary cores."""
     assert_emulated_as_interpreted(function, [0, 1, 7, 200], EmulatedGpu(tensor_cores=True))
 
 
@@ -183,6 +185,20 @@ def test_gmm_gradient_computes_what_the_cpu_build_does():
     gmm = importlib.import_module("gmm")
     function, args = gmm.soac_version(*gmm.inputs(d=5, K=3, n=37))
     gradient = soac.value_and_grad(function, argnums=tuple(gmm.WRT))
+    assert_emulated_as_on_cpu(soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE), args, True)
+
+
+@pytest.mark.parametrize("size", [dict(n=11, K=5, d=6), dict(n=70, K=3, d=2)], ids=["one-warp", "three-warps"])
+def test_rows_a_sum_reads_are_summed_per_warp(size):
+    """k-means' gradient: a thread per point yields a K x d row (the
+    adjoint of the centroids) and its distance, which reduces (+) sum over
+    the points. Each warp sums its lanes' rows by shuffles and writes one
+    row (lanes past the last point add zeros); the reduces fold ceil(n /
+    32) rows. At 70 points the last of 3 warps has 6 points; at 11, one
+    warp has 21 lanes past the last point."""
+    kmeans = importlib.import_module("kmeans")
+    function, args = kmeans.soac_version(*kmeans.inputs(**size))
+    gradient = soac.value_and_grad(function, argnums=tuple(kmeans.WRT))
     assert_emulated_as_on_cpu(soac.jit(gradient, static_inner_sizes_up_to=tracing.GPU_SMALL_INNER_SIZE), args, True)
 
 

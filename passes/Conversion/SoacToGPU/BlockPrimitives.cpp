@@ -123,12 +123,11 @@ SmallVector<Value> foldRows(
   return loop.getResults();
 }
 
-/// Every lane gets the combination of the values of all lanes, in lane
-/// order: a butterfly where the lane of the upper half of each pair of
-/// groups puts its partner's value first.
-static SmallVector<Value> warpAllReduce(ImplicitLocOpBuilder &b,
-                                        const Combiner &combiner, Value lane,
-                                        ValueRange values) {
+// A butterfly where the lane of the upper half of each pair of groups puts
+// its partner's value first.
+SmallVector<Value> warpAllReduce(ImplicitLocOpBuilder &b,
+                                 const Combiner &combiner, Value lane,
+                                 ValueRange values) {
   SmallVector<Value> acc(values);
   for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
     auto [other, valid] = shuffle(b, acc, offset, gpu::ShuffleMode::XOR);

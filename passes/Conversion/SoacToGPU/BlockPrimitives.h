@@ -47,6 +47,13 @@ llvm::SmallVector<mlir::Value> foldRows(
         mlir::ImplicitLocOpBuilder &, mlir::Value)>
         read);
 
+/// Every lane of the warp gets the combination of the values of all its
+/// lanes, in lane order; every lane of the warp must call it.
+llvm::SmallVector<mlir::Value> warpAllReduce(mlir::ImplicitLocOpBuilder &b,
+                                             const Combiner &combiner,
+                                             mlir::Value lane,
+                                             mlir::ValueRange values);
+
 /// Combines the values of all threads of the block in thread order; every
 /// thread gets the total. `scratch`: Combiner::workgroupTypes buffers.
 llvm::SmallVector<mlir::Value> blockReduce(mlir::ImplicitLocOpBuilder &b,

@@ -50,6 +50,7 @@ constexpr int64_t kResultsPerThread = kTile * kTile / kBlockSize;
 // Blocks a product launches at least, where its inner size has the slices
 // for it (InnerSplits): about one per multiprocessor of a large GPU.
 constexpr int64_t kTargetBlocks = 128;
+constexpr int64_t kMinSlicesPerSplit = 4;
 static_assert(kTile * kDepth % kBlockSize == 0, "whole loads per thread");
 
 // The ordinary cores: a thread's results are 4 x 4, kSide apart.
@@ -82,23 +83,30 @@ struct Operand {
   }
 };
 
+/// x + y and acc + x * y in the product's element type.
+Value addElements(ImplicitLocOpBuilder &b, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::AddFOp::create(b, x, y);
+  return arith::AddIOp::create(b, x, y);
+}
+
 Value multiplyAdd(ImplicitLocOpBuilder &b, Value acc, Value x, Value y) {
-  if (isa<FloatType>(acc.getType()))
-    return arith::AddFOp::create(b, acc,
-                                 arith::MulFOp::create(b, x, y).getResult());
-  return arith::AddIOp::create(b, acc,
-                               arith::MulIOp::create(b, x, y).getResult());
+  Value product = isa<FloatType>(x.getType())
+                      ? arith::MulFOp::create(b, x, y).getResult()
+                      : arith::MulIOp::create(b, x, y).getResult();
+  return addElements(b, acc, product);
 }
 
 Value andAll(ImplicitLocOpBuilder &b, Value x, Value y) {
   return arith::AndIOp::create(b, x, y);
 }
 
-Value add(ImplicitLocOpBuilder &b, Value x, int64_t y) {
+/// Index arithmetic with a constant.
+Value addIndex(ImplicitLocOpBuilder &b, Value x, int64_t y) {
   return arith::AddIOp::create(b, x, indexConstant(b, y));
 }
 
-Value mul(ImplicitLocOpBuilder &b, Value x, int64_t y) {
+Value mulIndex(ImplicitLocOpBuilder &b, Value x, int64_t y) {
   return arith::MulIOp::create(b, x, indexConstant(b, y));
 }
 
@@ -110,7 +118,7 @@ void stage(ImplicitLocOpBuilder &b, const Operand &operand, Value staged,
            int64_t stride, Value thread, Value base, Value outerSize,
            Value k0, Value k, Value zero) {
   for (int64_t r = 0; r < kTile * kDepth / kBlockSize; ++r) {
-    Value e = add(b, thread, r * kBlockSize);
+    Value e = addIndex(b, thread, r * kBlockSize);
     // X's contiguous dimension is op(X)'s inner one when its outer one
     // comes first.
     Value inner, outer;
@@ -133,7 +141,7 @@ void stage(ImplicitLocOpBuilder &b, const Operand &operand, Value staged,
         [&](OpBuilder &elseBuilder, Location loc) {
           scf::YieldOp::create(elseBuilder, loc, zero);
         });
-    Value slot = arith::AddIOp::create(b, mul(b, inner, stride), outer);
+    Value slot = arith::AddIOp::create(b, mulIndex(b, inner, stride), outer);
     memref::StoreOp::create(b, value.getResult(0), staged, slot);
   }
 }
@@ -155,16 +163,16 @@ struct ThreadTile {
     if (!tensorCores) {
       Value ty = arith::DivUIOp::create(b, thread, indexConstant(b, kSide));
       Value tx = arith::RemUIOp::create(b, thread, indexConstant(b, kSide));
-      return {add(b, ty, r / kPerThread * kSide),
-              add(b, tx, r % kPerThread * kSide)};
+      return {addIndex(b, ty, r / kPerThread * kSide),
+              addIndex(b, tx, r % kPerThread * kSide)};
     }
     // r = 2 (kMmaColumns i + j) + v: lane l's value v of product (i, j).
     Warp warp(b, thread);
     int64_t product = r / 2, v = r % 2;
-    Value row = add(b, arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4)),
+    Value row = addIndex(b, arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4)),
                     product / kMmaColumns * kMma);
     Value column =
-        add(b, mul(b, arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4)), 2),
+        addIndex(b, mulIndex(b, arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4)), 2),
             product % kMmaColumns * kMma + v);
     return {arith::AddIOp::create(b, warp.firstRow(b), row),
             arith::AddIOp::create(b, warp.firstColumn(b), column)};
@@ -175,7 +183,7 @@ struct ThreadTile {
   SmallVector<Value> step(ImplicitLocOpBuilder &b, Value stagedA,
                           Value stagedB, Value thread, Value kk,
                           ValueRange acc) const {
-    Value at = mul(b, kk, stride());
+    Value at = mulIndex(b, kk, stride());
     auto load = [&](Value staged, Value offset) -> Value {
       return memref::LoadOp::create(
           b, staged, ValueRange{arith::AddIOp::create(b, at, offset)});
@@ -186,8 +194,8 @@ struct ThreadTile {
       Value tx = arith::RemUIOp::create(b, thread, indexConstant(b, kSide));
       SmallVector<Value> x, y;
       for (int64_t r = 0; r < kPerThread; ++r) {
-        x.push_back(load(stagedA, add(b, ty, r * kSide)));
-        y.push_back(load(stagedB, add(b, tx, r * kSide)));
+        x.push_back(load(stagedA, addIndex(b, ty, r * kSide)));
+        y.push_back(load(stagedB, addIndex(b, tx, r * kSide)));
       }
       for (int64_t r = 0; r < kPerThread; ++r)
         for (int64_t c = 0; c < kPerThread; ++c)
@@ -199,15 +207,15 @@ struct ThreadTile {
     Warp warp(b, thread);
     Value lane4 = arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4));
     Value laneRow = arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4));
-    Value fragmentAt = arith::AddIOp::create(b, mul(b, lane4, stride()), laneRow);
+    Value fragmentAt = arith::AddIOp::create(b, mulIndex(b, lane4, stride()), laneRow);
     SmallVector<Value> a, bFragments;
     for (int64_t i = 0; i < kMmaRows; ++i)
-      a.push_back(load(stagedA, add(b, arith::AddIOp::create(
+      a.push_back(load(stagedA, addIndex(b, arith::AddIOp::create(
                                            b, fragmentAt, warp.firstRow(b)),
                                     i * kMma)));
     for (int64_t j = 0; j < kMmaColumns; ++j)
       bFragments.push_back(
-          load(stagedB, add(b, arith::AddIOp::create(b, fragmentAt,
+          load(stagedB, addIndex(b, arith::AddIOp::create(b, fragmentAt,
                                                      warp.firstColumn(b)),
                             j * kMma)));
     Type f64 = b.getF64Type();
@@ -237,11 +245,11 @@ private:
         : warp(arith::DivUIOp::create(b, thread, indexConstant(b, kWarpSize))),
           lane(arith::RemUIOp::create(b, thread, indexConstant(b, kWarpSize))) {}
     Value firstRow(ImplicitLocOpBuilder &b) const {
-      return mul(b, arith::DivUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
+      return mulIndex(b, arith::DivUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
                  kTile / kWarpsDown);
     }
     Value firstColumn(ImplicitLocOpBuilder &b) const {
-      return mul(b, arith::RemUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
+      return mulIndex(b, arith::RemUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
                  kTile / kWarpsAcross);
     }
   };
@@ -251,20 +259,30 @@ private:
 /// a product of few tiles (a weight's gradient: a small result summed over
 /// a batch) would otherwise run few blocks, each over the whole of k. The
 /// splits are chosen on the host so that tiles x splits reaches
-/// kTargetBlocks where k has the slices for it.
+/// kTargetBlocks, each split at least kMinSlicesPerSplit slices (a split
+/// costs a pass over its partial results); an empty result is not split.
 struct InnerSplits {
-  Value slices;     // ceil(k / kDepth)
-  Value slicesEach; // of each split (the last may have fewer)
-  Value count;      // splits, at least one
+  Value slices; // ceil(k / kDepth)
+  Value count;  // splits, at least one
 
-  InnerSplits(ImplicitLocOpBuilder &host, Value tiles, Value k) {
+  InnerSplits(ImplicitLocOpBuilder &host, Value tiles, Value k, Value results) {
     Value one = indexConstant(host, 1);
     slices = ceilDiv(host, k, indexConstant(host, kDepth));
-    Value wanted = arith::MaxUIOp::create(
-        host, ceilDiv(host, indexConstant(host, kTargetBlocks), tiles), one);
-    Value splits = minIndex(host, wanted, arith::MaxUIOp::create(host, slices, one));
-    slicesEach = arith::MaxUIOp::create(host, ceilDiv(host, slices, splits), one);
-    count = arith::MaxUIOp::create(host, ceilDiv(host, slices, slicesEach), one);
+    Value wanted = ceilDiv(host, indexConstant(host, kTargetBlocks), tiles);
+    Value most = ceilDiv(host, slices, indexConstant(host, kMinSlicesPerSplit));
+    Value splits = arith::MaxUIOp::create(host, minIndex(host, wanted, most), one);
+    // Split by contiguousRange: only ceil(slices / ceil(slices / splits))
+    // of the splits have slices.
+    Value each = arith::MaxUIOp::create(host, ceilDiv(host, slices, splits), one);
+    count = arith::MaxUIOp::create(host, ceilDiv(host, slices, each), one);
+    Value empty = arith::CmpIOp::create(host, arith::CmpIPredicate::eq, results,
+                                        indexConstant(host, 0));
+    count = arith::SelectOp::create(host, empty, one, count);
+  }
+
+  /// The slices [first, last) of split `part`.
+  std::pair<Value, Value> of(ImplicitLocOpBuilder &b, Value part) const {
+    return contiguousRange(b, part, count, slices);
   }
 };
 
@@ -287,8 +305,8 @@ void lowerMatmul(MatmulOp op, bool tensorCores) {
                     ValueRange{k, kRhs});
   RankedTensorType type = op.getResult().getType();
   Type element = type.getElementType();
-  // mma.sync multiplies float64 exactly as fused multiply-adds do; the
-  // tensor cores' other types round their operands (tf32) or are narrower.
+  // mma.sync takes float64 operands at full precision; the tensor cores'
+  // other types round their operands (tf32) or are narrower.
   ThreadTile threads{tensorCores && element.isF64()};
   Value output = allocBuffer(host, type, dynamicSizes(type, {m, n}));
   Buffers buffers;
@@ -300,121 +318,108 @@ void lowerMatmul(MatmulOp op, bool tensorCores) {
   Value tilesM = arith::MaxUIOp::create(host, ceilDiv(host, m, tile), one);
   Value tilesN = arith::MaxUIOp::create(host, ceilDiv(host, n, tile), one);
   Value tiles = arith::MulIOp::create(host, tilesM, tilesN);
-  InnerSplits split(host, tiles, k);
+  Value results = arith::MulIOp::create(host, m, n);
+  InnerSplits split(host, tiles, k, results);
+  Value inParts =
+      arith::CmpIOp::create(host, arith::CmpIPredicate::ugt, split.count, one);
+  // Split results: each split's, then their sums in split order (the same
+  // on every run, unlike atomic additions into C). Unsplit, none.
+  auto partsType = RankedTensorType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+      element);
+  Value parts = allocBuffer(
+      host, partsType,
+      {arith::SelectOp::create(host, inParts, split.count,
+                               indexConstant(host, 0)),
+       m, n});
   Type staged = workgroupType(element, threads.stride() * kDepth);
   Operand a{lhs, !tl}, bOperand{rhs, tr};
 
-  // The tiles' kernel: block b sums the slices of split b / tiles of tile
-  // b % tiles, and `store` writes each of its results.
-  auto launchTiles = [&](ImplicitLocOpBuilder &at,
-                         function_ref<void(ImplicitLocOpBuilder &, Value sum,
-                                           Value part, Value i, Value j)>
-                             store) {
-    launchKernel(
-        at, arith::MulIOp::create(at, tiles, split.count), {staged, staged},
-        buffers,
-        [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange shared) {
-          Value stagedA = shared[0], stagedB = shared[1];
-          Value part = arith::DivUIOp::create(b, ids.block, tiles);
-          Value block = arith::RemUIOp::create(b, ids.block, tiles);
-          Value rowBase =
-              mul(b, arith::DivUIOp::create(b, block, tilesN), kTile);
-          Value colBase =
-              mul(b, arith::RemUIOp::create(b, block, tilesN), kTile);
-          Value zero =
-              arith::ConstantOp::create(b, element, b.getZeroAttr(element));
-          SmallVector<Value> zeros(kResultsPerThread, zero);
-          Value first = arith::MulIOp::create(b, part, split.slicesEach);
-          Value last = minIndex(
-              b, arith::AddIOp::create(b, first, split.slicesEach),
-              split.slices);
-          auto slices = scf::ForOp::create(
-              b, first, last, indexConstant(b, 1), zeros,
-              [&](OpBuilder &nested, Location loc, Value slice,
-                  ValueRange sums) {
-                ImplicitLocOpBuilder sb(loc, nested);
-                Value k0 = mul(sb, slice, kDepth);
-                stage(sb, a, stagedA, threads.stride(), ids.thread, rowBase,
-                      m, k0, k, zero);
-                stage(sb, bOperand, stagedB, threads.stride(), ids.thread,
-                      colBase, n, k0, k, zero);
-                gpu::BarrierOp::create(sb);
-                auto steps = scf::ForOp::create(
-                    sb, indexConstant(sb, 0), indexConstant(sb, kDepth),
-                    indexConstant(sb, threads.depth()), sums,
-                    [&](OpBuilder &inner, Location innerLoc, Value kk,
-                        ValueRange acc) {
-                      ImplicitLocOpBuilder ib(innerLoc, inner);
-                      scf::YieldOp::create(
-                          ib, threads.step(ib, stagedA, stagedB, ids.thread,
-                                           kk, acc));
-                    });
-                // Every thread is done with the slice before the next one
-                // overwrites it.
-                gpu::BarrierOp::create(sb);
-                scf::YieldOp::create(sb, steps.getResults());
-              });
-          for (int64_t r = 0; r < kResultsPerThread; ++r) {
-            auto [row, column] = threads.position(b, ids.thread, r);
-            Value i = arith::AddIOp::create(b, rowBase, row);
-            Value j = arith::AddIOp::create(b, colBase, column);
-            ifThen(b, andAll(b, lessThan(b, i, m), lessThan(b, j, n)),
-                   [&](ImplicitLocOpBuilder &tb) {
-                     store(tb, slices.getResult(r), part, i, j);
-                   });
-          }
-        });
-  };
-  ifThenElse(
-      host,
-      arith::CmpIOp::create(host, arith::CmpIPredicate::eq, split.count, one),
-      [&](ImplicitLocOpBuilder &whole) {
-        launchTiles(whole, [&](ImplicitLocOpBuilder &b, Value sum, Value,
-                               Value i, Value j) {
-          memref::StoreOp::create(b, sum, output, ValueRange{i, j});
-        });
-      },
-      [&](ImplicitLocOpBuilder &inParts) {
-        // Each split's results, then their sums in split order: the same
-        // on every run, unlike atomic additions into C.
-        auto partsType = RankedTensorType::get(
-            {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
-            element);
-        Value parts = allocBuffer(inParts, partsType, {split.count, m, n});
-        launchTiles(inParts, [&](ImplicitLocOpBuilder &b, Value sum,
-                                 Value part, Value i, Value j) {
-          memref::StoreOp::create(b, sum, parts, ValueRange{part, i, j});
-        });
-        Value count = arith::MulIOp::create(inParts, m, n);
-        launchKernel(
-            inParts, blocksFor(inParts, count), {}, buffers,
-            [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-              ifThen(b, lessThan(b, ids.global, count),
-                     [&](ImplicitLocOpBuilder &tb) {
-                       Value i = arith::DivUIOp::create(tb, ids.global, n);
-                       Value j = arith::RemUIOp::create(tb, ids.global, n);
-                       Value zero = arith::ConstantOp::create(
-                           tb, element, tb.getZeroAttr(element));
-                       auto sum = scf::ForOp::create(
-                           tb, indexConstant(tb, 0), split.count,
-                           indexConstant(tb, 1), ValueRange{zero},
-                           [&](OpBuilder &nested, Location loc, Value part,
-                               ValueRange acc) {
-                             ImplicitLocOpBuilder lb(loc, nested);
-                             Value x = memref::LoadOp::create(
-                                 lb, parts, ValueRange{part, i, j});
-                             scf::YieldOp::create(
-                                 lb, isa<FloatType>(element)
-                                         ? arith::AddFOp::create(lb, acc[0], x)
-                                               .getResult()
-                                         : arith::AddIOp::create(lb, acc[0], x)
-                                               .getResult());
-                           });
-                       memref::StoreOp::create(tb, sum.getResult(0), output,
-                                               ValueRange{i, j});
-                     });
+  // Block b sums the slices of split b / tiles of tile b % tiles.
+  launchKernel(
+      host, arith::MulIOp::create(host, tiles, split.count), {staged, staged},
+      buffers,
+      [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange shared) {
+        Value stagedA = shared[0], stagedB = shared[1];
+        Value part = arith::DivUIOp::create(b, ids.block, tiles);
+        Value block = arith::RemUIOp::create(b, ids.block, tiles);
+        Value rowBase = mulIndex(b, arith::DivUIOp::create(b, block, tilesN), kTile);
+        Value colBase = mulIndex(b, arith::RemUIOp::create(b, block, tilesN), kTile);
+        Value zero =
+            arith::ConstantOp::create(b, element, b.getZeroAttr(element));
+        SmallVector<Value> zeros(kResultsPerThread, zero);
+        auto [first, last] = split.of(b, part);
+        auto slices = scf::ForOp::create(
+            b, first, last, indexConstant(b, 1), zeros,
+            [&](OpBuilder &nested, Location loc, Value slice,
+                ValueRange sums) {
+              ImplicitLocOpBuilder sb(loc, nested);
+              Value k0 = mulIndex(sb, slice, kDepth);
+              stage(sb, a, stagedA, threads.stride(), ids.thread, rowBase, m,
+                    k0, k, zero);
+              stage(sb, bOperand, stagedB, threads.stride(), ids.thread,
+                    colBase, n, k0, k, zero);
+              gpu::BarrierOp::create(sb);
+              auto steps = scf::ForOp::create(
+                  sb, indexConstant(sb, 0), indexConstant(sb, kDepth),
+                  indexConstant(sb, threads.depth()), sums,
+                  [&](OpBuilder &inner, Location innerLoc, Value kk,
+                      ValueRange acc) {
+                    ImplicitLocOpBuilder ib(innerLoc, inner);
+                    scf::YieldOp::create(
+                        ib, threads.step(ib, stagedA, stagedB, ids.thread, kk,
+                                         acc));
+                  });
+              // Every thread is done with the slice before the next one
+              // overwrites it.
+              gpu::BarrierOp::create(sb);
+              scf::YieldOp::create(sb, steps.getResults());
             });
+        for (int64_t r = 0; r < kResultsPerThread; ++r) {
+          auto [row, column] = threads.position(b, ids.thread, r);
+          Value i = arith::AddIOp::create(b, rowBase, row);
+          Value j = arith::AddIOp::create(b, colBase, column);
+          ifThen(b, andAll(b, lessThan(b, i, m), lessThan(b, j, n)),
+                 [&](ImplicitLocOpBuilder &tb) {
+                   Value sum = slices.getResult(r);
+                   ifThenElse(
+                       tb, inParts,
+                       [&](ImplicitLocOpBuilder &pb) {
+                         memref::StoreOp::create(pb, sum, parts,
+                                                 ValueRange{part, i, j});
+                       },
+                       [&](ImplicitLocOpBuilder &cb) {
+                         memref::StoreOp::create(cb, sum, output,
+                                                 ValueRange{i, j});
+                       });
+                 });
+        }
       });
+  ifThen(host, inParts, [&](ImplicitLocOpBuilder &sums) {
+    launchKernel(
+        sums, blocksFor(sums, results), {}, buffers,
+        [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
+          ifThen(b, lessThan(b, ids.global, results),
+                 [&](ImplicitLocOpBuilder &tb) {
+                   Value i = arith::DivUIOp::create(tb, ids.global, n);
+                   Value j = arith::RemUIOp::create(tb, ids.global, n);
+                   Value zero = arith::ConstantOp::create(
+                       tb, element, tb.getZeroAttr(element));
+                   auto sum = scf::ForOp::create(
+                       tb, indexConstant(tb, 0), split.count,
+                       indexConstant(tb, 1), ValueRange{zero},
+                       [&](OpBuilder &nested, Location loc, Value part,
+                           ValueRange acc) {
+                         ImplicitLocOpBuilder lb(loc, nested);
+                         Value x = memref::LoadOp::create(
+                             lb, parts, ValueRange{part, i, j});
+                         scf::YieldOp::create(lb, addElements(lb, acc[0], x));
+                       });
+                   memref::StoreOp::create(tb, sum.getResult(0), output,
+                                           ValueRange{i, j});
+                 });
+        });
+  });
   replaceSoac(op, asTensors(host, {output}, {type}), nullptr);
 }
 

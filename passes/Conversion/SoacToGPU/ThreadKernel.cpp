@@ -12,6 +12,7 @@
 
 #include "passes/Conversion/SoacToGPU/ThreadKernel.h"
 
+#include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -736,15 +737,25 @@ public:
     return {folded(b, next, sameElement.scalar), {}};
   }
 
+  /// Stores one scalar of a result into its output at the given indices.
+  using Store = function_ref<void(ImplicitLocOpBuilder &, Value scalar,
+                                  Value output, ArrayRef<Value> indices)>;
+  static void plainStore(ImplicitLocOpBuilder &b, Value scalar, Value output,
+                         ArrayRef<Value> indices) {
+    memref::StoreOp::create(b, scalar, output, indices);
+  }
+
   /// Writes each of `entries` (scalars or views) into its output at
   /// `indices`, then the elements of a view, then `trailing` (the thread's
-  /// index, innermost in scratch memory). The results of one nested map
-  /// (views of one map op in one scope) are written by one loop, each
-  /// element of the map computed once for all of them rather than once per
-  /// result (GMM's adjoint per component yields three rows).
+  /// index, innermost in scratch memory), each scalar by `store`. The
+  /// results of one nested map (views of one map op in one scope) are
+  /// written by one loop, each element of the map computed once for all of
+  /// them rather than once per result (GMM's adjoint per component yields
+  /// three rows). The loops' bounds are sizes the host computed, the same
+  /// in every thread: every thread reaches each `store` as often.
   void write(ImplicitLocOpBuilder &b, ArrayRef<Entry> entries,
              ArrayRef<Value> outputs, ArrayRef<Value> indices,
-             ArrayRef<Value> trailing = {}) {
+             ArrayRef<Value> trailing = {}, Store store = plainStore) {
     SmallVector<bool> written(entries.size(), false);
     for (auto [k, current] : llvm::enumerate(entries)) {
       if (written[k])
@@ -752,7 +763,7 @@ public:
       if (!current.view) {
         SmallVector<Value> at(indices);
         llvm::append_range(at, trailing);
-        memref::StoreOp::create(b, current.scalar, outputs[k], at);
+        store(b, current.scalar, outputs[k], at);
         continue;
       }
       const View &v = *current.view;
@@ -784,7 +795,7 @@ public:
         }
         for (size_t member : group)
           targets.push_back(outputs[member]);
-        write(ib, elements, targets, inner, trailing);
+        write(ib, elements, targets, inner, trailing, store);
       });
     }
   }
@@ -1251,6 +1262,37 @@ private:
 
 } // namespace
 
+/// The operator of a sum that is the only reader of a result of `map`, per
+/// result (null where none): a reduce of that result alone whose operator,
+/// on scalars or elementwise on rows, is one addition of its two arguments.
+/// Such a result need not be written row by row: the reduce gives the same
+/// total (up to the order of additions) from partial sums of its rows.
+static SmallVector<Region *> summingOperators(MapOp map) {
+  SmallVector<Region *> sums;
+  for (OpResult result : map->getResults()) {
+    sums.push_back(nullptr);
+    if (!result.hasOneUse())
+      continue;
+    auto reduce = dyn_cast<ReduceOp>(*result.getUsers().begin());
+    if (!reduce || reduce.getInputs().size() != 1)
+      continue;
+    Region *op = scalarOperator(reduce);
+    if (!op)
+      continue;
+    Block &block = op->front();
+    Operation *first = &block.front();
+    if (!isa<arith::AddFOp, arith::AddIOp>(first) ||
+        block.getOperations().size() != 2 ||
+        block.getTerminator()->getOperand(0) != first->getResult(0) ||
+        !llvm::is_contained(first->getOperands(), block.getArgument(0)) ||
+        !llvm::is_contained(first->getOperands(), block.getArgument(1)) ||
+        first->getOperand(0) == first->getOperand(1))
+      continue;
+    sums.back() = op;
+  }
+  return sums;
+}
+
 LogicalResult checkThreadKernel(MapOp map) {
   Shapes shapes(map);
   Block &body = map.getBody().front();
@@ -1280,26 +1322,64 @@ void lowerThreadKernel(MapOp map) {
   Value n = scalarInputs.empty()
                 ? Value(tensor::DimOp::create(host, map.getInputs()[0], 0))
                 : scalarRows.size(host);
+  Value blocks = blocksFor(host, n, kThreadBlockSize);
 
+  // Results only a sum reads are summed by each warp (warpSums): every
+  // launched thread then runs a row, those past the last one the last row
+  // again, adding nothing; each has its own slots of scratch memory.
+  SmallVector<Region *> sums = summingOperators(map);
+  bool warpSums = llvm::any_of(sums, [](Region *op) { return op; });
+  Value threads =
+      warpSums ? arith::MulIOp::create(host, blocks,
+                                       indexConstant(host, kThreadBlockSize))
+                     .getResult()
+               : n;
   Shapes shapes(map);
-  ThreadCode code(host, shapes, map, n);
+  ThreadCode code(host, shapes, map, threads);
   SmallVector<Value> outputs;
-  for (auto [type, yielded] : llvm::zip(map.getResultTypes(),
-                                        body.getTerminator()->getOperands())) {
+  SmallVector<Type> types;
+  DenseMap<Value, Region *> summedOutputs;
+  for (auto [type, yielded, sum] :
+       llvm::zip(map.getResultTypes(), body.getTerminator()->getOperands(),
+                 sums)) {
     auto tensorType = cast<RankedTensorType>(type);
-    SmallVector<Value> sizes{n};
+    // A summed result has a row per warp, ceil(n / 32), for its reduce.
+    SmallVector<Value> sizes{
+        sum ? ceilDiv(host, n, indexConstant(host, kWarpSize)) : n};
     if (isTensor(yielded.getType()))
       llvm::append_range(sizes, code.sizesOf(yielded));
+    if (sum) {
+      SmallVector<int64_t> shape(tensorType.getShape());
+      shape.front() = ShapedType::kDynamic;
+      tensorType = tensorType.clone(shape);
+    }
     outputs.push_back(
         allocBuffer(host, tensorType, dynamicSizes(tensorType, sizes)));
+    types.push_back(tensorType);
+    if (sum)
+      summedOutputs[outputs.back()] = sum;
   }
 
   launchKernel(
-      host, blocksFor(host, n, kThreadBlockSize), {}, buffers,
+      host, blocks, {}, buffers,
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-        ifThen(b, lessThan(b, ids.global, n), [&](ImplicitLocOpBuilder &ib) {
+        Value zeroRows = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, n,
+                                               indexConstant(b, 0));
+        Value active = lessThan(b, ids.global, n);
+        // Without sums, a thread past the last row does nothing; with them,
+        // every thread of a warp reaches its shuffles (unless there are no
+        // rows, which every thread sees alike).
+        ifThen(b, warpSums ? arith::XOrIOp::create(
+                                 b, zeroRows,
+                                 arith::ConstantIntOp::create(b, 1, 1))
+                                 .getResult()
+                           : active,
+               [&](ImplicitLocOpBuilder &ib) {
           Value i = ids.global;
-          code.threadIndex = i;
+          if (warpSums)
+            i = minIndex(ib, i,
+                         arith::SubIOp::create(ib, n, indexConstant(ib, 1)));
+          code.threadIndex = warpSums ? ids.global : i;
           auto frame = std::make_shared<Frame>();
           SmallVector<Value> scalars = scalarRows.read(ib, i);
           size_t next = 0;
@@ -1315,12 +1395,47 @@ void lowerThreadKernel(MapOp map) {
           std::vector<Entry> entries;
           for (Value yielded : body.getTerminator()->getOperands())
             entries.push_back(code.entry(frame, yielded));
-          code.write(ib, entries, outputs, {i});
+          if (!warpSums) {
+            code.write(ib, entries, outputs, {i});
+            return;
+          }
+          Value lane = arith::RemUIOp::create(ib, ids.global,
+                                              indexConstant(ib, kWarpSize));
+          Value warp = arith::DivUIOp::create(ib, ids.global,
+                                              indexConstant(ib, kWarpSize));
+          code.write(
+              ib, entries, outputs, {i}, {},
+              [&](ImplicitLocOpBuilder &sb, Value scalar, Value output,
+                  ArrayRef<Value> at) {
+                Region *sum = summedOutputs.lookup(output);
+                if (!sum) {
+                  ifThen(sb, active, [&](ImplicitLocOpBuilder &tb) {
+                    memref::StoreOp::create(tb, scalar, output, at);
+                  });
+                  return;
+                }
+                Value zero = arith::ConstantOp::create(
+                    sb, scalar.getType(), sb.getZeroAttr(scalar.getType()));
+                Value mine = arith::SelectOp::create(sb, active, scalar, zero);
+                Value total = warpAllReduce(sb, Combiner(*sum, {zero}), lane,
+                                            {mine})
+                                  .front();
+                // Lane 0 of a warp with rows writes the warp's row.
+                Value writes = arith::AndIOp::create(
+                    sb,
+                    arith::CmpIOp::create(sb, arith::CmpIPredicate::eq, lane,
+                                          indexConstant(sb, 0)),
+                    active);
+                ifThen(sb, writes, [&](ImplicitLocOpBuilder &tb) {
+                  SmallVector<Value> row{warp};
+                  llvm::append_range(row, at.drop_front());
+                  memref::StoreOp::create(tb, total, output, row);
+                });
+              });
         });
       },
       kThreadBlockSize);
-  replaceSoac(map, asTensors(host, outputs, map.getResultTypes()),
-              &scalarRows);
+  replaceSoac(map, asTensors(host, outputs, types), &scalarRows);
 }
 
 } // namespace soac::kernels

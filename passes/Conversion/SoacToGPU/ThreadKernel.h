@@ -14,7 +14,11 @@
 //   - a yielded tensor is written element by element into the result row;
 //   - blocks are small (kThreadBlockSize), so that the few thousand rows of
 //     such maps (a row is a long computation) spread over every
-//     multiprocessor.
+//     multiprocessor;
+//   - a result only a sum reads (a reduce (+) of it alone: a gradient summed
+//     over the rows) is summed per warp by shuffles as it is written, so
+//     that the kernel writes a row per warp and the reduce folds ceil(n /
+//     32) rows (k-means' gradient wrote n x K x d values, mostly zeros).
 //
 // Results are allocated before the kernel runs, so the shapes of the body's
 // tensors must follow from the sizes of the tensors it reads.

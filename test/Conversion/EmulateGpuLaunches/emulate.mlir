@@ -113,9 +113,11 @@ func.func @warp_sums(%x: memref<?xf32>, %blocks: index) {
 // A product on the tensor cores (mma.sync m8n8k4 of float64): each thread
 // stores its fragments of A and B into its two slots, all wait, each adds
 // the 4 products of its warp's row of A and column of B to its two results
+// by fused multiply-adds
 // (lane l: row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1), all wait.
 // CHECK-LABEL: func.func @warp_product
 // CHECK-NOT: nvvm.mma.sync
+// CHECK: cf.assert %{{.*}}, "soac-emulate-gpu-launches: a block computing products on the tensor cores must have whole warps (a multiple of 32 threads)"
 // CHECK: %[[SLOTS:.*]] = memref.alloca(%{{.*}}) : memref<?xf64>
 // CHECK: omp.parallel
 // CHECK: %[[T:.*]] = arith.index_castui %{{.*}} : i32 to index
@@ -123,7 +125,7 @@ func.func @warp_sums(%x: memref<?xf32>, %blocks: index) {
 // CHECK: %[[BSLOT:.*]] = arith.addi %{{.*}}, %[[T]] : index
 // CHECK: memref.store %{{.*}}, %[[SLOTS]][%[[BSLOT]]] : memref<?xf64>
 // CHECK: omp.barrier
-// CHECK-COUNT-8: arith.mulf
+// CHECK-COUNT-8: math.fma
 // CHECK: omp.barrier
 // CHECK-NOT: llvm.extractvalue
 // CHECK: omp.terminator

@@ -52,7 +52,7 @@ func.func @half_product(%x: vector<2xf16>, %y: vector<2xf16>) {
   %c32 = arith.constant 32 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
-    // expected-error @+1 {{'nvvm.mma.sync' op cannot be emulated on the CPU: only mma.sync m8n8k4 of float64 (row, col), its results read by llvm.extractvalue, is}}
+    // expected-error @+1 {{'nvvm.mma.sync' op cannot be emulated on the CPU: only mma.sync m8n8k4 of float64 (row, col) whose results are read by llvm.extractvalue can be}}
     %d = nvvm.mma.sync A[%x, %x] B[%y] C[%x, %x] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> !llvm.struct<(vector<2xf16>, vector<2xf16>)>
     gpu.terminator
   }

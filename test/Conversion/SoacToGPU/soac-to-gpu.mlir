@@ -1006,18 +1006,25 @@ func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, ten
 // padded to 65) between barriers and accumulating 4 x 4 results each; the
 // dynamic inner sizes checked first. With fewer than 128 tiles, the slices
 // of k are split among blocks of the same tile (as many splits as make 128
-// blocks, at most one per slice): each writes its split's results, and a
-// second kernel sums them in split order. One split writes C directly.
+// blocks, each of 4 slices at least; none for an empty result): each block
+// writes its split's results, and a second kernel sums them in split
+// order. One split writes C directly.
 // CHECK-LABEL: func.func @product
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[K:.*]], %[[KB:.*]] : index
 // CHECK: soac.check %[[SAME]], "'soac.matmul': the operands' inner sizes differ: %lld and %lld" with %[[K]], %[[KB]]
 // CHECK: %[[C:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
 // CHECK: %[[TILES:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[RESULTS:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK: %[[SLICES:.*]] = arith.ceildivui %[[K]], %c16 : index
 // CHECK: arith.ceildivui %c128{{.*}}, %[[TILES]] : index
-// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[SPLITS:[0-9a-z_]+]], %c1{{.*}} : index
-// CHECK: scf.if %[[ONE]] {
-// CHECK: gpu.launch {{.*}} workgroup(%[[A:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>)
+// CHECK: arith.ceildivui %[[SLICES]], %c4 : index
+// CHECK: %[[EMPTY:.*]] = arith.cmpi eq, %[[RESULTS]], %{{.*}} : index
+// CHECK: %[[SPLITS:.*]] = arith.select %[[EMPTY]], %{{.*}}, %{{.*}} : index
+// CHECK: %[[IN_PARTS:.*]] = arith.cmpi ugt, %[[SPLITS]], %{{.*}} : index
+// CHECK: %[[PARTS_SIZE:.*]] = arith.select %[[IN_PARTS]], %[[SPLITS]], %{{.*}} : index
+// CHECK: %[[PARTS:.*]] = memref.alloc(%[[PARTS_SIZE]], %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+// CHECK: %[[BLOCKS:.*]] = arith.muli %[[TILES]], %[[SPLITS]] : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[BLOCKS]], {{.*}} workgroup(%[[A:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<1040xf64, #gpu.address_space<workgroup>>)
 // CHECK: %{{.*}}:16 = scf.for
 // CHECK: memref.store %{{.*}}, %[[A]]
 // CHECK: memref.store %{{.*}}, %[[B]]
@@ -1025,13 +1032,12 @@ func.func @two_results_per_row(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, ten
 // CHECK: scf.for {{.*}} -> (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64)
 // CHECK-COUNT-4: memref.load %[[A]]
 // CHECK: gpu.barrier
-// CHECK-COUNT-16: memref.store %{{.*}}, %[[C]]
+// CHECK: scf.if %[[IN_PARTS]] {
+// CHECK-NEXT: memref.store %{{.*}}, %[[PARTS]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
 // CHECK: gpu.terminator
-// CHECK: } else {
-// CHECK: %[[PARTS:.*]] = memref.alloc(%[[SPLITS]], %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
-// CHECK: gpu.launch
-// CHECK-COUNT-16: memref.store %{{.*}}, %[[PARTS]]
-// CHECK: gpu.terminator
+// CHECK: scf.if %[[IN_PARTS]] {
 // CHECK: gpu.launch
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f64)
 // CHECK: memref.load %[[PARTS]]
@@ -1102,4 +1108,78 @@ func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64
     soac.yield %total : f64
   }
   return %r : tensor<?xf64>
+}
+
+// -----
+
+// Rows only a sum reads (a reduce (+) of them alone: the adjoint of
+// k-means' centroids summed over the points, and a scalar): the thread
+// kernel writes one row per warp, ceil(n / 32), of its lanes' rows summed
+// by shuffles, which lane 0 stores; every launched thread runs a row (those
+// past the last, clamped to it, add zeros) unless there are none, and the
+// reduces fold the warps' rows.
+// CHECK-LABEL: func.func @summed_rows
+// CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x?xf64>
+// CHECK: %[[WARPS:.*]] = arith.ceildivui %[[N]], %c32{{.*}} : index
+// CHECK: %[[ROWS:.*]] = memref.alloc(%[[WARPS]], %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+// CHECK: %[[WARPS2:.*]] = arith.ceildivui %[[N]], %c32{{.*}} : index
+// CHECK: %[[TOTALS:.*]] = memref.alloc(%[[WARPS2]]) : memref<?xf64>
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}},
+// CHECK: %[[NONE:.*]] = arith.cmpi eq, %[[N]], %{{.*}} : index
+// CHECK: %[[SOME:.*]] = arith.xori %[[NONE]], %true : i1
+// CHECK: scf.if %[[SOME]] {
+// CHECK: arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f64
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f64
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : f64
+// CHECK: memref.store %{{.*}}, %[[ROWS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf64>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : f64
+// CHECK: memref.store %{{.*}}, %[[TOTALS]][%{{.*}}] : memref<?xf64>
+// CHECK: gpu.terminator
+func.func @summed_rows(%x: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> (tensor<?x?xf64>, f64) {
+  %zero = arith.constant 0.0 : f64
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?x?x?xf64>, tensor<?xf64> {
+  ^bb0(%p: tensor<?xf64>):
+    %d = soac.map ins(%c : tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb1(%row: tensor<?xf64>):
+      %e = soac.map ins(%p, %row : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64, %b: f64):
+        %s = arith.subf %a, %b : f64
+        soac.yield %s : f64
+      }
+      soac.yield %e : tensor<?xf64>
+    }
+    %t = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %s = arith.addf %a, %b : f64
+      soac.yield %s : f64
+    }
+    soac.yield %d, %t : tensor<?x?xf64>, f64
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %k = tensor.dim %c, %c0 : tensor<?x?xf64>
+  %dd = tensor.dim %c, %c1 : tensor<?x?xf64>
+  %init = tensor.splat %zero[%k, %dd] : tensor<?x?xf64>
+  %sum = soac.reduce ins(%r#0 : tensor<?x?x?xf64>) init(%init : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>):
+    %m = soac.map ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb1(%ra: tensor<?xf64>, %rb: tensor<?xf64>):
+      %n = soac.map ins(%ra, %rb : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%u: f64, %v: f64):
+        %w = arith.addf %u, %v : f64
+        soac.yield %w : f64
+      }
+      soac.yield %n : tensor<?xf64>
+    }
+    soac.yield %m : tensor<?x?xf64>
+  }
+  %total = soac.reduce ins(%r#1 : tensor<?xf64>) init(%zero : f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    soac.yield %s : f64
+  }
+  return %sum, %total : tensor<?x?xf64>, f64
 }

@@ -37,8 +37,7 @@ def check_section(check: dict) -> list[str]:
         f"{built.get('static_inner_sizes_up_to', 4)} static"
         f"{'; nested parallelism flattened (flatten=true)' if built.get('flatten') else ''}"
         # Bundles built before the choice was recorded had no tensor cores.
-        f"; float64 products on the {'tensor' if built.get('tensor_cores') else 'ordinary'} cores "
-        f"(tensor-cores={'true' if built.get('tensor_cores') else 'false'}).",
+        f"; tensor-cores={'true' if built.get('tensor_cores') else 'false'} (float64 products by mma.sync from sm_80).",
         "",
         f"- integrity (sha256 of every file, libraries load and export their functions, data match the signatures): "
         f"**{check['integrity']}**",
