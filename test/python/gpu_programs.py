@@ -360,9 +360,6 @@ func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>
 }
 
 
-// Per row x, each component k's dot products with x and their squares: two
-// rows of one map of dot products, kept in the thread's scratch and computed
-// in one loop (the body of dot products runs once per element for both).
 // Rows a sum reads (the adjoint of k-means' centroids, and a scalar), summed
 // per warp in the thread kernel before the reduces fold one row per warp.
 func.func @summed_rows(%x: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> (tensor<?x?xf64>, f64) {
@@ -410,6 +407,10 @@ func.func @summed_rows(%x: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> (tensor<?x?x
   }
   return %sum, %total : tensor<?x?xf64>, f64
 }
+
+// Per row x, each component k's dot products with x and their squares: two
+// rows of one map of dot products, kept in the thread's scratch and computed
+// in one loop (the body of dot products runs once per element for both).
 func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>) -> tensor<?xf64> {
   %zero = arith.constant 0.0 : f64
   %r = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64> {
@@ -838,6 +839,45 @@ func.func @gathered_sum(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> f64 {
     soac.yield %c : f64
   }
   return %s : f64
+}
+
+// A thread per index whose 3 x 4 rows a sum reads, its gather checked: the
+// rows are written per thread (not summed per warp by shuffles, which a
+// thread whose check failed would skip).
+func.func @gathered_summed_rows(%x: tensor<?xf64>, %idx: tensor<?xindex>) -> tensor<3x4xf64> {
+  %zero = arith.constant 0.0 : f64
+  %a = tensor.extract_slice %x[0] [3] [1] : tensor<?xf64> to tensor<3xf64>
+  %b = tensor.extract_slice %x[3] [4] [1] : tensor<?xf64> to tensor<4xf64>
+  %r = soac.map ins(%idx : tensor<?xindex>) -> tensor<?x3x4xf64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    %m = soac.map ins(%a : tensor<3xf64>) -> tensor<3x4xf64> {
+    ^bb1(%p: f64):
+      %row = soac.map ins(%b : tensor<4xf64>) -> tensor<4xf64> {
+      ^bb2(%q: f64):
+        %t = arith.mulf %p, %q : f64
+        %u = arith.mulf %t, %v : f64
+        soac.yield %u : f64
+      }
+      soac.yield %row : tensor<4xf64>
+    }
+    soac.yield %m : tensor<3x4xf64>
+  }
+  %init = tensor.splat %zero : tensor<3x4xf64>
+  %s = soac.reduce ins(%r : tensor<?x3x4xf64>) init(%init : tensor<3x4xf64>) -> tensor<3x4xf64> {
+  ^bb0(%l: tensor<3x4xf64>, %rr: tensor<3x4xf64>):
+    %sum = soac.map ins(%l, %rr : tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64> {
+    ^bb1(%lrow: tensor<4xf64>, %rrow: tensor<4xf64>):
+      %e = soac.map ins(%lrow, %rrow : tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64> {
+      ^bb2(%u: f64, %w: f64):
+        %t = arith.addf %u, %w : f64
+        soac.yield %t : f64
+      }
+      soac.yield %e : tensor<4xf64>
+    }
+    soac.yield %sum : tensor<3x4xf64>
+  }
+  return %s : tensor<3x4xf64>
 }
 
 func.func @gathered_row_sums(%x: tensor<?xf64>, %idx: tensor<?x?xindex>) -> tensor<?xf64> {

@@ -33,7 +33,7 @@ rng = np.random.default_rng(3)
 
 @pytest.fixture(scope="module")
 def compiled():
-    return {name: emulated(CHECKED_GATHERS, name) for name in ("gather", "gathered_sum", "gathered_row_sums")}
+    return {name: emulated(CHECKED_GATHERS, name) for name in ("gather", "gathered_sum", "gathered_row_sums", "gathered_summed_rows")}
 
 
 @pytest.mark.parametrize("bad", [10, 11, 2**40, -1])
@@ -81,6 +81,20 @@ def test_a_block_per_row_kernel_stops_without_hanging(compiled):
         compiled["gathered_row_sums"](x, idx)
     idx[17, 123] = 0
     np.testing.assert_allclose(compiled["gathered_row_sums"](x, idx), x[idx].sum(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 70, 1003])
+def test_a_thread_kernel_whose_rows_a_sum_reads_stops_without_hanging(compiled, n):
+    """Rows a sum reads are summed per warp by shuffles only in kernels
+    without checks: here the gather is checked, so a thread whose index is
+    out of range records it and skips its row, and no warp waits for it."""
+    x = rng.random(50)
+    idx = rng.integers(0, 50, n)
+    expected = np.outer(x[:3], x[3:7]) * x[idx].sum()
+    np.testing.assert_allclose(compiled["gathered_summed_rows"](x, idx), expected, rtol=1e-12)
+    idx[n // 2] = 50
+    with pytest.raises(IndexOutOfRangeError, match=r"index 50 is out of range for size 50"):
+        compiled["gathered_summed_rows"](x, idx)
 
 
 @pytest.mark.parametrize("function", ["gather", "gathered_sum", "gathered_row_sums"])

@@ -16,6 +16,7 @@
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -752,7 +753,9 @@ public:
   /// written by one loop, each element of the map computed once for all of
   /// them rather than once per result (GMM's adjoint per component yields
   /// three rows). The loops' bounds are sizes the host computed, the same
-  /// in every thread: every thread reaches each `store` as often.
+  /// in every thread: every thread reaches each `store` as often (unless a
+  /// failed check made it skip code: warp sums, which rely on this, are
+  /// only made for kernels without checks).
   void write(ImplicitLocOpBuilder &b, ArrayRef<Entry> entries,
              ArrayRef<Value> outputs, ArrayRef<Value> indices,
              ArrayRef<Value> trailing = {}, Store store = plainStore) {
@@ -1252,7 +1255,9 @@ private:
   }
 
 public:
-  /// The thread's row, which indexes scratch memory (set in the kernel).
+  /// The thread's index in the grid, which indexes scratch memory (set in
+  /// the kernel; the thread's row, except past the last row under warp
+  /// sums).
   Value threadIndex;
 
 private:
@@ -1261,6 +1266,17 @@ private:
 };
 
 } // namespace
+
+/// Whether `region` checks a run-time condition (an index, a size).
+static bool hasChecks(Region &region) {
+  return region
+      .walk([](Operation *op) {
+        return isa<CheckOp, CheckIndexOp, cf::AssertOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
 
 /// The operator of a sum that is the only reader of a result of `map`, per
 /// result (null where none): a reduce of that result alone whose operator,
@@ -1281,6 +1297,11 @@ static SmallVector<Region *> summingOperators(MapOp map) {
       continue;
     Block &block = op->front();
     Operation *first = &block.front();
+    // An addition with overflow flags (nsw, nuw) may not be regrouped.
+    auto integer = dyn_cast<arith::AddIOp>(first);
+    if (integer &&
+        integer.getOverflowFlags() != arith::IntegerOverflowFlags::none)
+      continue;
     if (!isa<arith::AddFOp, arith::AddIOp>(first) ||
         block.getOperations().size() != 2 ||
         block.getTerminator()->getOperand(0) != first->getResult(0) ||
@@ -1326,8 +1347,16 @@ void lowerThreadKernel(MapOp map) {
 
   // Results only a sum reads are summed by each warp (warpSums): every
   // launched thread then runs a row, those past the last one the last row
-  // again, adding nothing; each has its own slots of scratch memory.
-  SmallVector<Region *> sums = summingOperators(map);
+  // again, adding nothing; each has its own slots of scratch memory. Not
+  // where the kernel checks what it reads: a thread whose check fails skips
+  // the ops after it up to the next shuffle (soac-lower-kernel-checks),
+  // which the write loops' shuffles would leave it unable to reach.
+  SmallVector<Region *> sums(map->getNumResults(), nullptr);
+  if (!hasChecks(map.getBody()) &&
+      llvm::none_of(scalarRows.fusedMaps(), [](MapOp fused) {
+        return hasChecks(fused.getBody());
+      }))
+    sums = summingOperators(map);
   bool warpSums = llvm::any_of(sums, [](Region *op) { return op; });
   Value threads =
       warpSums ? arith::MulIOp::create(host, blocks,
@@ -1363,23 +1392,21 @@ void lowerThreadKernel(MapOp map) {
   launchKernel(
       host, blocks, {}, buffers,
       [&](ImplicitLocOpBuilder &b, const ThreadIds &ids, ValueRange) {
-        Value zeroRows = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, n,
-                                               indexConstant(b, 0));
         Value active = lessThan(b, ids.global, n);
         // Without sums, a thread past the last row does nothing; with them,
         // every thread of a warp reaches its shuffles (unless there are no
         // rows, which every thread sees alike).
-        ifThen(b, warpSums ? arith::XOrIOp::create(
-                                 b, zeroRows,
-                                 arith::ConstantIntOp::create(b, 1, 1))
-                                 .getResult()
-                           : active,
-               [&](ImplicitLocOpBuilder &ib) {
+        Value runs = warpSums ? arith::CmpIOp::create(
+                                    b, arith::CmpIPredicate::ne, n,
+                                    indexConstant(b, 0))
+                                    .getResult()
+                              : active;
+        ifThen(b, runs, [&](ImplicitLocOpBuilder &ib) {
           Value i = ids.global;
           if (warpSums)
             i = minIndex(ib, i,
                          arith::SubIOp::create(ib, n, indexConstant(ib, 1)));
-          code.threadIndex = warpSums ? ids.global : i;
+          code.threadIndex = ids.global;
           auto frame = std::make_shared<Frame>();
           SmallVector<Value> scalars = scalarRows.read(ib, i);
           size_t next = 0;
@@ -1414,8 +1441,21 @@ void lowerThreadKernel(MapOp map) {
                   });
                   return;
                 }
-                Value zero = arith::ConstantOp::create(
-                    sb, scalar.getType(), sb.getZeroAttr(scalar.getType()));
+                // Inactive lanes add -0.0 (x + -0.0 is x, even for -0.0).
+                Type type = scalar.getType();
+                Value zero =
+                    isa<FloatType>(type)
+                        ? arith::ConstantOp::create(
+                              sb, type,
+                              sb.getFloatAttr(
+                                  type, APFloat::getZero(
+                                            cast<FloatType>(type)
+                                                .getFloatSemantics(),
+                                            /*Negative=*/true)))
+                              .getResult()
+                        : arith::ConstantOp::create(sb, type,
+                                                    sb.getZeroAttr(type))
+                              .getResult();
                 Value mine = arith::SelectOp::create(sb, active, scalar, zero);
                 Value total = warpAllReduce(sb, Combiner(*sum, {zero}), lane,
                                             {mine})

@@ -1116,8 +1116,9 @@ func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64
 // k-means' centroids summed over the points, and a scalar): the thread
 // kernel writes one row per warp, ceil(n / 32), of its lanes' rows summed
 // by shuffles, which lane 0 stores; every launched thread runs a row (those
-// past the last, clamped to it, add zeros) unless there are none, and the
-// reduces fold the warps' rows.
+// past the last, clamped to it, add -0.0) unless there are none, and the
+// reduces fold the warps' rows. Not where the body checks what it reads
+// (@gathered_summed_rows in the GPU tests).
 // CHECK-LABEL: func.func @summed_rows
 // CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x?xf64>
 // CHECK: %[[WARPS:.*]] = arith.ceildivui %[[N]], %c32{{.*}} : index
@@ -1125,13 +1126,13 @@ func.func @two_rows_of_one_map_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64
 // CHECK: %[[WARPS2:.*]] = arith.ceildivui %[[N]], %c32{{.*}} : index
 // CHECK: %[[TOTALS:.*]] = memref.alloc(%[[WARPS2]]) : memref<?xf64>
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}},
-// CHECK: %[[NONE:.*]] = arith.cmpi eq, %[[N]], %{{.*}} : index
-// CHECK: %[[SOME:.*]] = arith.xori %[[NONE]], %true : i1
+// CHECK: %[[SOME:.*]] = arith.cmpi ne, %[[N]], %{{.*}} : index
 // CHECK: scf.if %[[SOME]] {
 // CHECK: arith.minui %{{.*}}, %{{.*}} : index
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f64
+// CHECK: %[[NEG_ZERO:.*]] = arith.constant -0.000000e+00 : f64
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[NEG_ZERO]] : f64
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f64
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : f64
 // CHECK: memref.store %{{.*}}, %[[ROWS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf64>
@@ -1182,4 +1183,52 @@ func.func @summed_rows(%x: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> (tensor<?x?x
     soac.yield %s : f64
   }
   return %sum, %total : tensor<?x?xf64>, f64
+}
+
+// -----
+
+// The same rows, the body reading an element at a checked index: a thread
+// whose check fails skips its code up to the next shuffle, so the rows are
+// written per thread, not summed per warp.
+// CHECK-LABEL: func.func @summed_rows_checked
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.terminator
+func.func @summed_rows_checked(%x: tensor<?xf64>, %idx: tensor<?xindex>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %r = soac.map ins(%idx : tensor<?xindex>) -> tensor<?x?x?xf64> {
+  ^bb0(%i: index):
+    %j = soac.check_index %i below %n, "'tensor.extract' dimension 0"
+    %v = tensor.extract %x[%j] : tensor<?xf64>
+    %d = soac.map ins(%c : tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb1(%row: tensor<?xf64>):
+      %e = soac.map ins(%row : tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%a: f64):
+        %s = arith.mulf %a, %v : f64
+        soac.yield %s : f64
+      }
+      soac.yield %e : tensor<?xf64>
+    }
+    soac.yield %d : tensor<?x?xf64>
+  }
+  %k = tensor.dim %c, %c0 : tensor<?x?xf64>
+  %dd = tensor.dim %c, %c1 : tensor<?x?xf64>
+  %init = tensor.splat %zero[%k, %dd] : tensor<?x?xf64>
+  %sum = soac.reduce ins(%r : tensor<?x?x?xf64>) init(%init : tensor<?x?xf64>) -> tensor<?x?xf64> {
+  ^bb0(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>):
+    %m = soac.map ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64> {
+    ^bb1(%ra: tensor<?xf64>, %rb: tensor<?xf64>):
+      %q = soac.map ins(%ra, %rb : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+      ^bb2(%u: f64, %w: f64):
+        %t = arith.addf %u, %w : f64
+        soac.yield %t : f64
+      }
+      soac.yield %q : tensor<?xf64>
+    }
+    soac.yield %m : tensor<?x?xf64>
+  }
+  return %sum : tensor<?x?xf64>
 }
