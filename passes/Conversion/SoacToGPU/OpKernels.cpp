@@ -86,17 +86,22 @@ SmallVector<Value> unflatten(ImplicitLocOpBuilder &b, Value flat,
 Value bufferForCopyOf(ImplicitLocOpBuilder &host, Buffers &buffers,
                       Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  buffers.of(host, tensor);
+  // A splat is copied from its value (copyElement): no kernel fills it.
+  if (!tensor.getDefiningOp<tensor::SplatOp>())
+    buffers.of(host, tensor);
   return allocBuffer(host, type, dynamicSizes(type, sizesOf(host, tensor)));
 }
 
 /// Kernel side: element `e` (row-major, of `sizes`) of `tensor` stored at
-/// the same place in `copy`.
+/// the same place in `copy`; a splat's value where `tensor` is one (the
+/// zeros a histogram of adjoints starts from).
 void copyElement(ImplicitLocOpBuilder &b, Value tensor, Value copy,
                  ValueRange sizes, Value e) {
   SmallVector<Value> at = unflatten(b, e, sizes);
-  memref::StoreOp::create(b, tensor::ExtractOp::create(b, tensor, at), copy,
-                          at);
+  auto splat = tensor.getDefiningOp<tensor::SplatOp>();
+  Value element = splat ? splat.getInput()
+                        : tensor::ExtractOp::create(b, tensor, at).getResult();
+  memref::StoreOp::create(b, element, copy, at);
 }
 
 /// A new buffer holding a copy of `tensor` (one thread per element).

@@ -180,6 +180,27 @@ void constantSplatsAsSplats(Operation *root) {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// Replaces each tensor.dim of `splat` at a constant index by that size (a
+/// constant or the splat's operand).
+void foldSizeReads(tensor::SplatOp splat) {
+  RankedTensorType type = splat.getType();
+  for (Operation *user : llvm::make_early_inc_range(splat->getUsers())) {
+    auto dim = dyn_cast<tensor::DimOp>(user);
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!index || *index < 0 || *index >= type.getRank())
+      continue;
+    OpBuilder b(dim);
+    Value size;
+    if (type.isDynamicDim(*index))
+      size = splat.getDynamicSizes()[type.getDynamicDimIndex(*index)];
+    else
+      size = arith::ConstantIndexOp::create(b, dim.getLoc(),
+                                            type.getDimSize(*index));
+    dim.replaceAllUsesWith(size);
+    dim.erase();
+  }
+}
+
 struct ConvertSoacToGPUPass
     : soac::impl::ConvertSoacToGPUBase<ConvertSoacToGPUPass> {
   using ConvertSoacToGPUBase::ConvertSoacToGPUBase;
@@ -255,11 +276,17 @@ struct ConvertSoacToGPUPass
           .Case([](IotaOp op) { lowerIota(op); })
           .Case([&](MatmulOp op) { lowerMatmul(op, tensorCores); });
     }
-    // Splats the kernels did not read as scalars: filled by a kernel.
+    // Splats the kernels did not read as scalars: filled by a kernel. Their
+    // sizes are read from the splat's operands first, so that a splat only
+    // the host asked the sizes of (the zeros a histogram copies from its
+    // value) needs no kernel.
     SmallVector<tensor::SplatOp> splats;
     getOperation().walk([&](tensor::SplatOp splat) {
-      if (!splat->use_empty() && !splat->getParentOfType<gpu::LaunchOp>() &&
-          !isa<SoacDialect>(splat->getParentOp()->getDialect()))
+      if (splat->getParentOfType<gpu::LaunchOp>() ||
+          isa<SoacDialect>(splat->getParentOp()->getDialect()))
+        return;
+      foldSizeReads(splat);
+      if (!splat->use_empty())
         splats.push_back(splat);
     });
     for (tensor::SplatOp splat : splats)

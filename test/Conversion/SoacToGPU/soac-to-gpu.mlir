@@ -143,6 +143,35 @@ func.func @histogram(%h: tensor<?xf32>, %i: tensor<?xi64>, %v: tensor<?xf32>) ->
 }
 
 // -----
+// A histogram of adjoints starting from zeros (a splat): its copy stores the
+// splat's value, so no kernel fills the splat first (a launch fewer per
+// histogram in D-LSTM's reverse time step); its sizes come from the splat's
+// operand.
+// CHECK-LABEL: func.func @histogram_from_zeros
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: tensor<?xi64>, %{{.*}}: tensor<?xf32>)
+// CHECK-NOT: tensor.splat
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: gpu.launch
+// CHECK: scf.if
+// CHECK: gpu.launch
+// CHECK: memref.store %[[ZERO]], %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK-NOT: tensor.splat
+// CHECK: return
+func.func @histogram_from_zeros(%bins: index, %i: tensor<?xi64>, %v: tensor<?xf32>) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %h = tensor.splat %zero[%bins] : tensor<?xf32>
+  %r = soac.reduce_by_index dest(%h : tensor<?xf32>) indices(%i : tensor<?xi64>)
+         ins(%v : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
 
 // Rows combined elementwise in a flat view of dest; a static 0 among the
 // sizes still makes a dynamic flat size.
