@@ -1020,7 +1020,8 @@ private:
 
   /// Nested maps whose results are computed once per thread into scratch
   /// memory rather than where each element is read (`keptInScratch`), when
-  /// only SOACs read them (all of their elements, often several times):
+  /// only SOACs read them (all of their elements, often several times), or
+  /// a map kept in scratch itself yields them:
   ///  - maps of scalars whose elements cost a loop (their bodies hold
   ///    SOACs): the adjoint of a matrix-vector product reads each element
   ///    of the product in several places, and recomputing it there made
@@ -1043,7 +1044,14 @@ private:
   /// innermost, so that a warp's accesses coalesce.
   static bool keptInScratch(MapOp inner) {
     bool readWhole = llvm::all_of(inner->getUsers(), [](Operation *user) {
-      return isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user);
+      if (isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user))
+        return true;
+      // Yielded by a nested map kept in scratch itself, which writes it
+      // there element by element once (GMM's `Q (x - mu)` per component,
+      // also read by the component's quadratic form, ran three times).
+      auto yield = dyn_cast<YieldOp>(user);
+      auto outer = yield ? dyn_cast<MapOp>(yield->getParentOp()) : MapOp();
+      return outer && outer->getParentOfType<MapOp>() && keptInScratch(outer);
     });
     bool read = llvm::any_of(inner->getUsers(), [](Operation *user) {
       return !isa<tensor::DimOp>(user);

@@ -762,23 +762,32 @@ func.func @summed_histograms_per_row(%idx: tensor<?x?x?xindex>, %val: tensor<?x?
 }
 
 
-// Per row x, each component k's product Q_k x (a row of dot products) and
-// its squared norm, read by three SOACs: the components are computed once
-// into the thread's scratch, not again by each reader.
-
 // -----
 
 // A nested map yielding a scalar and a row of dot products, read by three
 // SOACs: each component is computed once into scratch (its scalars, and its
-// rows element by element), and the readers load from there.
+// rows element by element), and the readers load from there. The row of dot
+// products, which the component also squares, is itself kept in scratch
+// (it is yielded by a map kept there): its dot products run once, not once
+// for the squares' read and once for the component's row.
 // CHECK-LABEL: func.func @component_products_per_row
 // CHECK: %[[SCALARS:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
 // CHECK: %[[PRODUCTS:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+// CHECK: %[[DOTS:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
 // CHECK: gpu.launch
 // CHECK: %[[ROW:[a-z0-9_]+]] = arith.addi
 // CHECK: scf.for %[[K:[a-z0-9_]+]] =
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: memref.store %{{.*}}, %[[DOTS]][%[[K]], %[[J]], %[[ROW]]]
+// CHECK: scf.for
+// CHECK-NEXT: memref.load %[[DOTS]]
+// CHECK-NEXT: memref.load %[[DOTS]]
 // CHECK: memref.store %{{.*}}, %[[SCALARS]][%[[K]], %[[ROW]]]
-// CHECK: memref.store %{{.*}}, %[[PRODUCTS]][%[[K]], %{{.*}}, %[[ROW]]]
+// CHECK: scf.for
+// CHECK-NEXT: memref.load %[[DOTS]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[PRODUCTS]][%[[K]], %{{.*}}, %[[ROW]]]
 // CHECK: scf.for
 // CHECK-NEXT: memref.load %[[SCALARS]]
 // CHECK: scf.for
