@@ -282,15 +282,18 @@ struct ConvertSoacToGPUPass
     // value) needs no kernel.
     SmallVector<tensor::SplatOp> splats;
     getOperation().walk([&](tensor::SplatOp splat) {
-      if (splat->getParentOfType<gpu::LaunchOp>() ||
-          isa<SoacDialect>(splat->getParentOp()->getDialect()))
-        return;
-      foldSizeReads(splat);
-      if (!splat->use_empty())
+      if (!splat->getParentOfType<gpu::LaunchOp>() &&
+          !isa<SoacDialect>(splat->getParentOp()->getDialect()))
         splats.push_back(splat);
     });
-    for (tensor::SplatOp splat : splats)
-      lowerSplat(splat);
+    // After the walk: folding erases the tensor.dim ops it replaces.
+    for (tensor::SplatOp splat : splats) {
+      foldSizeReads(splat);
+      if (splat->use_empty())
+        splat.erase();
+      else
+        lowerSplat(splat);
+    }
   }
 };
 

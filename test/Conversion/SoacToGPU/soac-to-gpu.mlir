@@ -173,6 +173,29 @@ func.func @histogram_from_zeros(%bins: index, %i: tensor<?xi64>, %v: tensor<?xf3
 
 // -----
 
+// The sizes of a splat read right after it, by the program and by the host
+// code of the histogram, come from its operand (folding them erases the
+// tensor.dim ops after the walk that found the splat, not during it).
+// CHECK-LABEL: func.func @splat_sizes_read_next
+// CHECK-SAME: (%[[BINS:.*]]: index, %{{.*}}: tensor<?xi64>, %{{.*}}: tensor<?xf32>)
+// CHECK-NOT: tensor.splat
+// CHECK: return %{{.*}}, %[[BINS]] : tensor<?xf32>, index
+func.func @splat_sizes_read_next(%bins: index, %i: tensor<?xi64>, %v: tensor<?xf32>) -> (tensor<?xf32>, index) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %h = tensor.splat %zero[%bins] : tensor<?xf32>
+  %n = tensor.dim %h, %c0 : tensor<?xf32>
+  %r = soac.reduce_by_index dest(%h : tensor<?xf32>) indices(%i : tensor<?xi64>)
+         ins(%v : tensor<?xf32>) init(%zero : f32) -> tensor<?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    soac.yield %s : f32
+  }
+  return %r, %n : tensor<?xf32>, index
+}
+
+// -----
+
 // Rows combined elementwise in a flat view of dest; a static 0 among the
 // sizes still makes a dynamic flat size.
 // CHECK-LABEL: func.func @histogram_of_empty_rows
