@@ -82,7 +82,8 @@ SmallVector<Value> unflatten(ImplicitLocOpBuilder &b, Value flat,
 }
 
 /// A new buffer shaped like `tensor`, for a copy of it that kernels make
-/// (`tensor` is buffered for them to read).
+/// (`tensor` is buffered for them to read, unless it is a splat, whose
+/// value they store).
 Value bufferForCopyOf(ImplicitLocOpBuilder &host, Buffers &buffers,
                       Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());

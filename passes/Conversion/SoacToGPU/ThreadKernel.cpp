@@ -1035,37 +1035,47 @@ private:
   ///    of dot products) from six SOACs, each of which ran the component
   ///    again, and its adjoint products read each element d times.
   /// The second kind's scratch is no larger than what its costly row takes
-  /// when computed once per element of the maps around it; its rows that are
-  /// results of one map are stored in one loop over their elements.
+  /// when computed once per element of the maps around it (a row a map kept
+  /// in scratch yields is stored in both); its rows that are results of one
+  /// map are stored in one loop over their elements.
   /// The scratch of a map has one slot per element of each map around it
   /// (so an element of an outer map computed again writes the same slot
   /// with the same values, and no view of an earlier element is
   /// overwritten), then its own elements (and a row's), then the thread,
   /// innermost, so that a warp's accesses coalesce.
   static bool keptInScratch(MapOp inner) {
-    bool readWhole = llvm::all_of(inner->getUsers(), [](Operation *user) {
-      if (isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user))
-        return true;
-      // Yielded by a nested map kept in scratch itself, which writes it
-      // there element by element once (GMM's `Q (x - mu)` per component,
-      // also read by the component's quadratic form, ran three times).
-      auto yield = dyn_cast<YieldOp>(user);
-      auto outer = yield ? dyn_cast<MapOp>(yield->getParentOp()) : MapOp();
-      return outer && outer->getParentOfType<MapOp>() && keptInScratch(outer);
+    auto readsWhole = [](Operation *user) {
+      return isa<MapOp, ReduceOp, ReduceByIndexOp, tensor::DimOp>(user);
+    };
+    // Yielded by the enclosing nested map, which is kept in scratch itself
+    // and writes the row there element by element once: a read of the
+    // whole row, so the row is kept too when SOACs also read it (GMM's
+    // `Q (x - mu)` per component, also read by the component's quadratic
+    // form, ran three times). Asked once, of the one yield.
+    Operation *yield = inner->getBlock()->getTerminator();
+    bool yielded = llvm::is_contained(inner->getUsers(), yield);
+    bool othersReadWhole = llvm::all_of(inner->getUsers(), [&](Operation *user) {
+      return user == yield || readsWhole(user);
     });
-    bool read = llvm::any_of(inner->getUsers(), [](Operation *user) {
-      return !isa<tensor::DimOp>(user);
+    bool read = llvm::any_of(inner->getUsers(), [&](Operation *user) {
+      return user != yield && !isa<tensor::DimOp>(user);
     });
-    if (!readWhole || !read)
+    if (!othersReadWhole || !read)
       return false;
+    if (yielded) {
+      auto outer = dyn_cast<MapOp>(yield->getParentOp());
+      if (!isa<YieldOp>(yield) || !outer || !outer->getParentOfType<MapOp>() ||
+          !keptInScratch(outer))
+        return false;
+    }
     if (yieldsScalars(inner))
       return holdsSoacs(inner);
-    Operation *yield = inner.getBody().front().getTerminator();
-    bool rowsAtMost = llvm::all_of(yield->getOperandTypes(), [](Type type) {
+    Operation *rows = inner.getBody().front().getTerminator();
+    bool rowsAtMost = llvm::all_of(rows->getOperandTypes(), [](Type type) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       return !tensor || tensor.getRank() == 1;
     });
-    return rowsAtMost && llvm::any_of(yield->getOperands(), costlyRow);
+    return rowsAtMost && llvm::any_of(rows->getOperands(), costlyRow);
   }
 
   /// Whether `row`, a rank-1 tensor a map body yields, costs a loop per

@@ -880,6 +880,75 @@ func.func @component_products_per_row(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>
 
 // -----
 
+// The same components, their rows of dot products read by nothing but the
+// yield: computed once, element by element, into the component's scratch,
+// with no scratch of their own.
+// CHECK-LABEL: func.func @component_rows_only_yielded
+// CHECK: %[[SCALARS:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK: %[[PRODUCTS:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+// CHECK-NOT: memref<?x?x?xf64>
+// CHECK: gpu.launch
+// CHECK: scf.for %[[K:[a-z0-9_]+]] =
+// CHECK: memref.store %{{.*}}, %[[SCALARS]][%[[K]], %{{.*}}]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: memref.store %{{.*}}, %[[PRODUCTS]][%[[K]], %{{.*}}, %{{.*}}]
+// CHECK: gpu.terminator
+func.func @component_rows_only_yielded(%x: tensor<?x?xf64>, %q: tensor<?x?x?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %r:2 = soac.map ins(%x : tensor<?x?xf64>) -> tensor<?xf64>, tensor<?xf64> {
+  ^bb0(%xr: tensor<?xf64>):
+    %c:2 = soac.map ins(%q : tensor<?x?x?xf64>) -> tensor<?xf64>, tensor<?x?xf64> {
+    ^bb1(%qk: tensor<?x?xf64>):
+      %v = soac.map ins(%qk : tensor<?x?xf64>) -> tensor<?xf64> {
+      ^bb2(%qrow: tensor<?xf64>):
+        %p = soac.map ins(%qrow, %xr : tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.mulf %a, %b : f64
+          soac.yield %t : f64
+        }
+        %d = soac.reduce ins(%p : tensor<?xf64>) init(%zero : f64) -> f64 {
+        ^bb3(%a: f64, %b: f64):
+          %t = arith.addf %a, %b : f64
+          soac.yield %t : f64
+        }
+        soac.yield %d : f64
+      }
+      %row = tensor.extract_slice %qk[0, 0] [1, 1] [1, 1] : tensor<?x?xf64> to tensor<1xf64>
+      %s = soac.reduce ins(%row : tensor<1xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %t = arith.addf %a, %b : f64
+        soac.yield %t : f64
+      }
+      soac.yield %s, %v : f64, tensor<?xf64>
+    }
+    %total = soac.reduce ins(%c#0 : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.addf %a, %b : f64
+      soac.yield %t : f64
+    }
+    %sums = soac.map ins(%c#1 : tensor<?x?xf64>) -> tensor<?xf64> {
+    ^bb1(%rowk: tensor<?xf64>):
+      %t = soac.reduce ins(%rowk : tensor<?xf64>) init(%zero : f64) -> f64 {
+      ^bb2(%a: f64, %b: f64):
+        %u = arith.addf %a, %b : f64
+        soac.yield %u : f64
+      }
+      soac.yield %t : f64
+    }
+    %largest = soac.reduce ins(%sums : tensor<?xf64>) init(%zero : f64) -> f64 {
+    ^bb1(%a: f64, %b: f64):
+      %t = arith.maximumf %a, %b : f64
+      soac.yield %t : f64
+    }
+    soac.yield %total, %largest : f64, f64
+  }
+  return %r#0, %r#1 : tensor<?xf64>, tensor<?xf64>
+}
+
+// -----
+
 // Reads stacked over a nested map and flattened (as sparse adjoints scatter
 // them): the collapses are views of the map's rows, and the histogram runs
 // the map's body once per row for both (a loop over its rows, then over
