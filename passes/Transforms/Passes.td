@@ -19,7 +19,9 @@ def SoacVerifyLowerable : Pass<"soac-verify-lowerable", "mlir::ModuleOp"> {
     `memref.dim` at a constant index outside the rank (canonicalization
     asserts), a static shape whose byte size exceeds the 2^62 bytes a buffer
     can have (layout computations overflow), a `gpu.launch` of constant sizes
-    no GPU launches (the NVVM lowering asserts). Both named pipelines run it
+    no GPU launches (the NVVM lowering asserts), a slice that drops
+    dimensions and has a stride of 0 (which dimensions a subview drops is
+    then unknown, and `memref.subview`'s users assert). Both named pipelines run it
     first, so that no program makes them abort instead of reporting.
 
     ```mlir

@@ -10,6 +10,8 @@
 
 #include "dialect/SoacOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -97,12 +99,45 @@ LogicalResult verifyLaunchSizes(gpu::LaunchOp launch) {
   return success();
 }
 
+/// A slice that drops dimensions with a stride of 0 among its strides:
+/// MLIR cannot tell which dimensions a rank-reducing subview drops when a
+/// stride is 0 (memref::SubViewOp::getDroppedDims asserts), so bufferized
+/// code aborts. Kept dimensions with a stride of 0 (a repeated element) are
+/// fine.
+LogicalResult verifySliceStrides(Operation *op) {
+  ArrayRef<int64_t> strides;
+  int64_t fullRank = 0, sliceRank = 0;
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    strides = extract.getStaticStrides();
+    fullRank = extract.getSourceType().getRank();
+    sliceRank = extract.getResultType().getRank();
+  } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    strides = insert.getStaticStrides();
+    fullRank = insert.getDestType().getRank();
+    sliceRank = insert.getSourceType().getRank();
+  } else if (auto subview = dyn_cast<memref::SubViewOp>(op)) {
+    strides = subview.getStaticStrides();
+    fullRank = subview.getSourceType().getRank();
+    sliceRank = subview.getType().getRank();
+  } else {
+    return success();
+  }
+  if (sliceRank == fullRank || !llvm::is_contained(strides, 0))
+    return success();
+  return op->emitOpError()
+         << "drops " << fullRank - sliceRank
+         << " dimension(s) and has a stride of 0: a slice that drops "
+            "dimensions needs nonzero strides (which dimensions it drops is "
+            "then known)";
+}
+
 struct SoacVerifyLowerablePass
     : soac::impl::SoacVerifyLowerableBase<SoacVerifyLowerablePass> {
   void runOnOperation() override {
     bool valid = succeeded(soac::verifyDimIndices(getOperation()));
     getOperation()->walk([&](Operation *op) {
       valid &= succeeded(verifyStaticSizes(op));
+      valid &= succeeded(verifySliceStrides(op));
       if (auto launch = dyn_cast<gpu::LaunchOp>(op))
         valid &= succeeded(verifyLaunchSizes(launch));
     });

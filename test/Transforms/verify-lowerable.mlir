@@ -62,3 +62,19 @@ func.func @empty_grid(%x: memref<256xindex>) {
   }
   return
 }
+
+// -----
+
+func.func @rank_reducing_slice_with_zero_stride(%q: tensor<?x?xf64>) -> tensor<1xf64> {
+  // expected-error @+1 {{'tensor.extract_slice' op drops 1 dimension(s) and has a stride of 0: a slice that drops dimensions needs nonzero strides (which dimensions it drops is then known)}}
+  %row = tensor.extract_slice %q[0, 0] [1, 1] [0, 1] : tensor<?x?xf64> to tensor<1xf64>
+  return %row : tensor<1xf64>
+}
+
+// -----
+
+func.func @rank_reducing_insert_with_zero_stride(%q: tensor<?x?xf64>, %r: tensor<1xf64>) -> tensor<?x?xf64> {
+  // expected-error @+1 {{'tensor.insert_slice' op drops 1 dimension(s) and has a stride of 0: a slice that drops dimensions needs nonzero strides (which dimensions it drops is then known)}}
+  %x = tensor.insert_slice %r into %q[0, 0] [1, 1] [0, 1] : tensor<1xf64> into tensor<?x?xf64>
+  return %x : tensor<?x?xf64>
+}
