@@ -4,7 +4,12 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cstring>
+#include <limits>
 
 using namespace mlir;
 
@@ -95,6 +100,50 @@ LogicalResult verifyInput(Operation *root) {
   if (checked.wasInterrupted())
     return failure();
   return verify(root);
+}
+
+LogicalResult checkTextBeforeParsing(MLIRContext *context, StringRef text,
+                                     StringRef sourceName) {
+  constexpr StringLiteral kOp = "tensor.from_elements";
+  for (size_t at = text.find(kOp); at != StringRef::npos;
+       at = text.find(kOp, at + kOp.size())) {
+    // The generic form ("tensor.from_elements"(...)) parses one result type
+    // whatever its size: its verifier's check comes after (verifyInput).
+    // Names in quotes or comments are no ops.
+    StringRef before = text.take_front(at);
+    size_t lineStart = before.rfind('\n');
+    StringRef lineBefore =
+        before.drop_front(lineStart == StringRef::npos ? 0 : lineStart + 1);
+    if (before.ends_with("\"") || before.ends_with("'") ||
+        lineBefore.contains("//"))
+      continue;
+    // The first tensor type after the op's colon: its result type.
+    size_t colon = text.find(':', at);
+    size_t type = colon == StringRef::npos ? colon : text.find("tensor<", colon);
+    if (type == StringRef::npos)
+      break;
+    StringRef dims = text.drop_front(type + strlen("tensor<"));
+    uint64_t elements = 1;
+    bool dynamic = false;
+    while (!dims.empty() && llvm::isDigit(dims.front())) {
+      uint64_t size = 0;
+      if (dims.consumeInteger(10, size))
+        size = std::numeric_limits<uint64_t>::max();
+      elements = llvm::SaturatingMultiply(elements, size);
+      if (!dims.consume_front("x"))
+        break;
+      dynamic |= dims.starts_with("?");
+    }
+    if (dynamic || elements <= text.size())
+      continue;
+    unsigned line = before.count('\n') + 1;
+    unsigned column = lineBefore.size() + 1;
+    return emitError(FileLineColLoc::get(context, sourceName, line, column))
+           << "'tensor.from_elements' has a result of " << elements
+           << " elements, more than its text can list operands for: it needs "
+              "one operand per element";
+  }
+  return success();
 }
 
 } // namespace soac

@@ -9,6 +9,7 @@
 #ifndef SOAC_PASSES_UTILS_VERIFYINPUT_H
 #define SOAC_PASSES_UTILS_VERIFYINPUT_H
 
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Operation.h"
 
 namespace soac {
@@ -24,6 +25,16 @@ namespace soac {
 ///   2^62 elements abort, 2^31 take 16 GiB).
 /// The ops are read through their generic form only: they are not verified.
 mlir::LogicalResult verifyInput(mlir::Operation *root);
+
+/// Before parsing `text`: a tensor.from_elements in the custom form whose
+/// static result type has more elements than `text` has characters (it
+/// cannot list one operand per element) is an error at the op, located in
+/// `sourceName`. MLIR's parser of that form makes one type per element
+/// before comparing the counts: 2^31 elements take 16 GiB and a minute,
+/// 2^62 abort. (The generic form parses; verifyInput refuses it.)
+mlir::LogicalResult checkTextBeforeParsing(mlir::MLIRContext *context,
+                                           llvm::StringRef text,
+                                           llvm::StringRef sourceName);
 
 } // namespace soac
 

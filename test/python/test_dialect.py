@@ -218,6 +218,22 @@ def test_parse_file_points_diagnostics_into_the_file(ctx, tmp_path):
         soac.parse_file(tmp_path / "missing.mlir")
 
 
+@pytest.mark.parametrize("size", [2**62, 2**31])
+def test_what_mlirs_parser_aborts_on_is_a_parse_error(ctx, tmp_path, size):
+    """tensor.from_elements's custom form made MLIR's parser allocate one
+    operand type per element before the op existed: 2^62 aborted, 2^31 took
+    16 GiB. soac.parse and soac.parse_file refuse it before parsing."""
+    text = f"func.func @f(%v: f32) -> tensor<{size}xf32> {{\n  %t = tensor.from_elements %v : tensor<{size}xf32>\n  return %t : tensor<{size}xf32>\n}}\n"
+    message = f"-:2:8: error: 'tensor.from_elements' has a result of {size} elements, more than its text can list operands for"
+    with pytest.raises(soac.ParseError) as info:
+        soac.parse(text)
+    assert info.value.diagnostics[0].startswith(message)
+    program = tmp_path / "huge.mlir"
+    program.write_text(text)
+    with pytest.raises(soac.ParseError, match=f"{program}:2:8: error: 'tensor.from_elements' has a result of {size}"):
+        soac.parse_file(program)
+
+
 def test_what_mlirs_verifiers_abort_on_is_an_error():
     """A reassociation index outside a collapse_shape's rank aborted MLIR's
     verifier (and the interpreter with it): soac parses with verification off

@@ -24,13 +24,7 @@ ARGUMENT_CALLS = 5000
 # Crashes found and not fixed yet, by their signature: each has its reducer's
 # program in test/fuzz/known/. They are reported as warnings (visible in the
 # test summary), never silently; any other failure fails the test.
-KNOWN_CRASHES = {
-    # In MLIR's own parser, not in soac's code: tensor.from_elements's custom
-    # syntax sizes a vector of operand types by the static shape before any
-    # op exists that soac could check (its verifier's vector, in the generic
-    # form, soac refuses first: passes/Utils/VerifyInput.h).
-    "SmallVector unable to grow": "known/from-elements-huge-static-size.mlir",
-}
+KNOWN_CRASHES: dict[str, str] = {}
 
 
 def test_ir_mutants_neither_crash_nor_hang_soac_opt(tmp_path):

@@ -17,11 +17,13 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace {
@@ -90,6 +92,20 @@ int main(int argc, char **argv) {
   if (!output) {
     llvm::errs() << error << "\n";
     return EXIT_FAILURE;
+  }
+  {
+    // Text MLIR's parser would abort on, refused before it reads it (the
+    // error shows its line, as the parser's would).
+    mlir::MLIRContext context(registry);
+    llvm::SourceMgr source;
+    source.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    mlir::SourceMgrDiagnosticHandler handler(source, &context);
+    if (failed(soac::checkTextBeforeParsing(
+            &context, input->getBuffer(), input->getBufferIdentifier())))
+      return EXIT_FAILURE;
   }
   if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
                                verifyingInput(config))))

@@ -17,6 +17,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include "nanobind/stl/optional.h"
 #include "nanobind/stl/pair.h"
@@ -65,12 +67,15 @@ using Parsed = std::pair<std::optional<MlirModule>, std::vector<Error>>;
 
 /// The module `parse` makes (with verification off), verified; or none and
 /// the errors.
-Parsed verified(MlirContext context,
+Parsed verified(MlirContext context, llvm::StringRef text,
+                llvm::StringRef sourceName,
                 llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(
                     const mlir::ParserConfig &)>
                     parse) {
   mlir::MLIRContext *ctx = unwrap(context);
   ErrorCollector collector(ctx);
+  if (failed(soac::checkTextBeforeParsing(ctx, text, sourceName)))
+    return {std::nullopt, std::move(collector.errors)};
   mlir::OwningOpRef<mlir::ModuleOp> module =
       parse(mlir::ParserConfig(ctx, /*verifyAfterParse=*/false));
   if (!module || failed(soac::verifyInput(*module)))
@@ -85,10 +90,11 @@ void defineParsing(nb::module_ &m) {
       "parse_module",
       [](const std::string &text, const std::string &sourceName,
          MlirContext context) {
-        return verified(context, [&](const mlir::ParserConfig &config) {
-          return mlir::parseSourceString<mlir::ModuleOp>(text, config,
-                                                         sourceName);
-        });
+        return verified(context, text, sourceName,
+                        [&](const mlir::ParserConfig &config) {
+                          return mlir::parseSourceString<mlir::ModuleOp>(
+                              text, config, sourceName);
+                        });
       },
       nb::arg("text"), nb::arg("source_name"), nb::arg("context"),
       "(module or None, errors): `text` parsed and verified, never aborting "
@@ -96,9 +102,16 @@ void defineParsing(nb::module_ &m) {
   m.def(
       "parse_module_file",
       [](const std::string &path, MlirContext context) {
-        return verified(context, [&](const mlir::ParserConfig &config) {
-          return mlir::parseSourceFile<mlir::ModuleOp>(path, config);
-        });
+        std::string error;
+        std::unique_ptr<llvm::MemoryBuffer> file =
+            mlir::openInputFile(path, &error);
+        // Unreadable: the parser reports it.
+        llvm::StringRef text = file ? file->getBuffer() : llvm::StringRef();
+        return verified(context, text, path,
+                        [&](const mlir::ParserConfig &config) {
+                          return mlir::parseSourceFile<mlir::ModuleOp>(path,
+                                                                       config);
+                        });
       },
       nb::arg("path"), nb::arg("context"),
       "As parse_module, reading the file at `path`.");
