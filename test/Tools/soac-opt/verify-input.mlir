@@ -30,7 +30,7 @@ func.func @expand_negative_index(%x: tensor<?xf32>, %a: index) -> tensor<?x?xf32
 // -----
 
 // In the generic form (the custom one aborts in MLIR's parser, before any
-// op exists: test/fuzz/known/from-elements-huge-static-size.mlir).
+// op exists, so soac refuses that text before parsing: from-elements-huge.mlir).
 func.func @from_elements_huge(%v: f32) -> tensor<4611686018427387904xf32> {
   // expected-error @+1 {{'tensor.from_elements' op has 1 elements, but its type 'tensor<4611686018427387904xf32>' holds 4611686018427387904}}
   %t = "tensor.from_elements"(%v) : (f32) -> tensor<4611686018427387904xf32>
