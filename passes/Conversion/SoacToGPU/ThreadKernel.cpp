@@ -12,11 +12,11 @@
 
 #include "passes/Conversion/SoacToGPU/ThreadKernel.h"
 
+#include "passes/Conversion/RuntimeChecks.h"
 #include "passes/Conversion/SoacToGPU/BlockPrimitives.h"
 #include "passes/Conversion/SoacToGPU/Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -1289,9 +1289,8 @@ private:
 static bool hasChecks(Region &region) {
   return region
       .walk([](Operation *op) {
-        return isa<CheckOp, CheckIndexOp, cf::AssertOp>(op)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
+        return checks::isCheck(op) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -1311,21 +1310,13 @@ static SmallVector<Region *> summingOperators(MapOp map) {
     if (!reduce || reduce.getInputs().size() != 1)
       continue;
     Region *op = scalarOperator(reduce);
-    if (!op)
+    Operation *combine = op ? combiningOp(*op) : nullptr;
+    if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(combine))
       continue;
-    Block &block = op->front();
-    Operation *first = &block.front();
     // An addition with overflow flags (nsw, nuw) may not be regrouped.
-    auto integer = dyn_cast<arith::AddIOp>(first);
+    auto integer = dyn_cast<arith::AddIOp>(combine);
     if (integer &&
         integer.getOverflowFlags() != arith::IntegerOverflowFlags::none)
-      continue;
-    if (!isa<arith::AddFOp, arith::AddIOp>(first) ||
-        block.getOperations().size() != 2 ||
-        block.getTerminator()->getOperand(0) != first->getResult(0) ||
-        !llvm::is_contained(first->getOperands(), block.getArgument(0)) ||
-        !llvm::is_contained(first->getOperands(), block.getArgument(1)) ||
-        first->getOperand(0) == first->getOperand(1))
       continue;
     sums.back() = op;
   }
