@@ -95,8 +95,9 @@ int main(int argc, char **argv) {
   }
   {
     // Text MLIR's parser would abort on, refused before it reads it (the
-    // error shows its line, as the parser's would).
-    mlir::MLIRContext context(registry);
+    // error shows its line, as the parser's would). The context only
+    // carries the diagnostic: no dialects, no threads.
+    mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
     llvm::SourceMgr source;
     source.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),

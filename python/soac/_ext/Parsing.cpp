@@ -105,12 +105,15 @@ void defineParsing(nb::module_ &m) {
         std::string error;
         std::unique_ptr<llvm::MemoryBuffer> file =
             mlir::openInputFile(path, &error);
-        // Unreadable: the parser reports it.
+        // Read once: the check before parsing and the parser take the same
+        // text; a file that cannot be read is reported by the parser.
         llvm::StringRef text = file ? file->getBuffer() : llvm::StringRef();
         return verified(context, text, path,
                         [&](const mlir::ParserConfig &config) {
-                          return mlir::parseSourceFile<mlir::ModuleOp>(path,
-                                                                       config);
+                          return file ? mlir::parseSourceString<mlir::ModuleOp>(
+                                            text, config, path)
+                                      : mlir::parseSourceFile<mlir::ModuleOp>(
+                                            path, config);
                         });
       },
       nb::arg("path"), nb::arg("context"),
