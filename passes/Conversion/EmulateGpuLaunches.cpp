@@ -275,8 +275,9 @@ void emulateMma(NVVM::MmaOp mma, Value fragments, Value threads,
     return arith::ConstantIndexOp::create(b, value).getResult();
   };
   memref::StoreOp::create(b, mma.getOperandA()[0], fragments, linear);
-  memref::StoreOp::create(b, mma.getOperandB()[0], fragments,
-                          ValueRange{arith::AddIOp::create(b, threads, linear)});
+  memref::StoreOp::create(
+      b, mma.getOperandB()[0], fragments,
+      ValueRange{arith::AddIOp::create(b, threads, linear)});
   omp::BarrierOp::create(b);
   Value lane = arith::RemUIOp::create(b, linear, index(32));
   Value warp = arith::SubIOp::create(b, linear, lane);

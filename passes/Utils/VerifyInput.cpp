@@ -119,7 +119,8 @@ LogicalResult checkTextBeforeParsing(MLIRContext *context, StringRef text,
       continue;
     // The first tensor type after the op's colon: its result type.
     size_t colon = text.find(':', at);
-    size_t type = colon == StringRef::npos ? colon : text.find("tensor<", colon);
+    size_t type =
+        colon == StringRef::npos ? colon : text.find("tensor<", colon);
     if (type == StringRef::npos)
       break;
     StringRef dims = text.drop_front(type + strlen("tensor<"));

@@ -161,21 +161,19 @@ struct ThreadTile {
   std::pair<Value, Value> position(ImplicitLocOpBuilder &b, Value thread,
                                    int64_t r) const {
     if (!tensorCores) {
-      Value ty = arith::DivUIOp::create(b, thread, indexConstant(b, kSide));
-      Value tx = arith::RemUIOp::create(b, thread, indexConstant(b, kSide));
-      return {addIndex(b, ty, r / kPerThread * kSide),
-              addIndex(b, tx, r % kPerThread * kSide)};
+      Side side(b, thread);
+      return {addIndex(b, side.row, r / kPerThread * kSide),
+              addIndex(b, side.column, r % kPerThread * kSide)};
     }
-    // r = 2 (kMmaColumns i + j) + v: lane l's value v of product (i, j).
+    // r = 2 (kMmaColumns i + j) + v: lane l's value v of product (i, j),
+    // at C[group][2 inGroup + v] of it.
     Warp warp(b, thread);
     int64_t product = r / 2, v = r % 2;
-    Value row = addIndex(b, arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4)),
-                    product / kMmaColumns * kMma);
-    Value column =
-        addIndex(b, mulIndex(b, arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4)), 2),
-            product % kMmaColumns * kMma + v);
-    return {arith::AddIOp::create(b, warp.firstRow(b), row),
-            arith::AddIOp::create(b, warp.firstColumn(b), column)};
+    Value row = addIndex(b, warp.group, product / kMmaColumns * kMma);
+    Value column = addIndex(b, mulIndex(b, warp.inGroup, 2),
+                            product % kMmaColumns * kMma + v);
+    return {arith::AddIOp::create(b, warp.firstRow, row),
+            arith::AddIOp::create(b, warp.firstColumn, column)};
   }
 
   /// `acc` after the multiply-adds of the staged values of k from `kk`
@@ -184,40 +182,36 @@ struct ThreadTile {
                           Value stagedB, Value thread, Value kk,
                           ValueRange acc) const {
     Value at = mulIndex(b, kk, stride());
-    auto load = [&](Value staged, Value offset) -> Value {
+    auto load = [&](Value staged, Value offset, int64_t plus) -> Value {
       return memref::LoadOp::create(
-          b, staged, ValueRange{arith::AddIOp::create(b, at, offset)});
+          b, staged,
+          ValueRange{addIndex(b, arith::AddIOp::create(b, at, offset), plus)});
     };
     SmallVector<Value> next;
     if (!tensorCores) {
-      Value ty = arith::DivUIOp::create(b, thread, indexConstant(b, kSide));
-      Value tx = arith::RemUIOp::create(b, thread, indexConstant(b, kSide));
+      Side side(b, thread);
       SmallVector<Value> x, y;
       for (int64_t r = 0; r < kPerThread; ++r) {
-        x.push_back(load(stagedA, addIndex(b, ty, r * kSide)));
-        y.push_back(load(stagedB, addIndex(b, tx, r * kSide)));
+        x.push_back(load(stagedA, side.row, r * kSide));
+        y.push_back(load(stagedB, side.column, r * kSide));
       }
       for (int64_t r = 0; r < kPerThread; ++r)
         for (int64_t c = 0; c < kPerThread; ++c)
           next.push_back(multiplyAdd(b, acc[r * kPerThread + c], x[r], y[c]));
       return next;
     }
-    // Lane l's fragments: staged row kk + l % 4 (its value of k), at row
-    // (of A) or column (of B) l / 4 of each 8 x 8 product.
+    // Lane l's fragments: staged row kk + inGroup (its value of k), at row
+    // (of A) or column (of B) `group` of each 8 x 8 product.
     Warp warp(b, thread);
-    Value lane4 = arith::RemUIOp::create(b, warp.lane, indexConstant(b, 4));
-    Value laneRow = arith::DivUIOp::create(b, warp.lane, indexConstant(b, 4));
-    Value fragmentAt = arith::AddIOp::create(b, mulIndex(b, lane4, stride()), laneRow);
+    Value fragmentAt = arith::AddIOp::create(
+        b, mulIndex(b, warp.inGroup, stride()), warp.group);
+    Value aAt = arith::AddIOp::create(b, fragmentAt, warp.firstRow);
+    Value bAt = arith::AddIOp::create(b, fragmentAt, warp.firstColumn);
     SmallVector<Value> a, bFragments;
     for (int64_t i = 0; i < kMmaRows; ++i)
-      a.push_back(load(stagedA, addIndex(b, arith::AddIOp::create(
-                                           b, fragmentAt, warp.firstRow(b)),
-                                    i * kMma)));
+      a.push_back(load(stagedA, aAt, i * kMma));
     for (int64_t j = 0; j < kMmaColumns; ++j)
-      bFragments.push_back(
-          load(stagedB, addIndex(b, arith::AddIOp::create(b, fragmentAt,
-                                                     warp.firstColumn(b)),
-                            j * kMma)));
+      bFragments.push_back(load(stagedB, bAt, j * kMma));
     Type f64 = b.getF64Type();
     auto pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {f64, f64});
     for (int64_t i = 0; i < kMmaRows; ++i)
@@ -238,19 +232,30 @@ struct ThreadTile {
   }
 
 private:
-  /// A thread's warp, and the part of the tile the warp computes.
+  /// A thread's place on the ordinary cores' kSide x kSide grid.
+  struct Side {
+    Value row, column;
+    Side(ImplicitLocOpBuilder &b, Value thread)
+        : row(arith::DivUIOp::create(b, thread, indexConstant(b, kSide))),
+          column(arith::RemUIOp::create(b, thread, indexConstant(b, kSide))) {}
+  };
+
+  /// A thread's lane in PTX's terms (its group of 4 lanes, its place in
+  /// it) and the part of the tile its warp computes.
   struct Warp {
-    Value warp, lane;
-    Warp(ImplicitLocOpBuilder &b, Value thread)
-        : warp(arith::DivUIOp::create(b, thread, indexConstant(b, kWarpSize))),
-          lane(arith::RemUIOp::create(b, thread, indexConstant(b, kWarpSize))) {}
-    Value firstRow(ImplicitLocOpBuilder &b) const {
-      return mulIndex(b, arith::DivUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
-                 kTile / kWarpsDown);
-    }
-    Value firstColumn(ImplicitLocOpBuilder &b) const {
-      return mulIndex(b, arith::RemUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
-                 kTile / kWarpsAcross);
+    Value group, inGroup, firstRow, firstColumn;
+    Warp(ImplicitLocOpBuilder &b, Value thread) {
+      Value size = indexConstant(b, kWarpSize);
+      Value warp = arith::DivUIOp::create(b, thread, size);
+      Value lane = arith::RemUIOp::create(b, thread, size);
+      group = arith::DivUIOp::create(b, lane, indexConstant(b, 4));
+      inGroup = arith::RemUIOp::create(b, lane, indexConstant(b, 4));
+      firstRow = mulIndex(
+          b, arith::DivUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
+          kTile / kWarpsDown);
+      firstColumn = mulIndex(
+          b, arith::RemUIOp::create(b, warp, indexConstant(b, kWarpsAcross)),
+          kTile / kWarpsAcross);
     }
   };
 };
@@ -265,18 +270,22 @@ struct InnerSplits {
   Value slices; // ceil(k / kDepth)
   Value count;  // splits, at least one
 
-  InnerSplits(ImplicitLocOpBuilder &host, Value tiles, Value k, Value results) {
+  InnerSplits(ImplicitLocOpBuilder &host, Value tiles, Value k,
+              Value results) {
     Value one = indexConstant(host, 1);
     slices = ceilDiv(host, k, indexConstant(host, kDepth));
     Value wanted = ceilDiv(host, indexConstant(host, kTargetBlocks), tiles);
-    Value most = ceilDiv(host, slices, indexConstant(host, kMinSlicesPerSplit));
-    Value splits = arith::MaxUIOp::create(host, minIndex(host, wanted, most), one);
+    Value most =
+        ceilDiv(host, slices, indexConstant(host, kMinSlicesPerSplit));
+    Value splits =
+        arith::MaxUIOp::create(host, minIndex(host, wanted, most), one);
     // Split by contiguousRange: only ceil(slices / ceil(slices / splits))
     // of the splits have slices.
-    Value each = arith::MaxUIOp::create(host, ceilDiv(host, slices, splits), one);
+    Value each =
+        arith::MaxUIOp::create(host, ceilDiv(host, slices, splits), one);
     count = arith::MaxUIOp::create(host, ceilDiv(host, slices, each), one);
-    Value empty = arith::CmpIOp::create(host, arith::CmpIPredicate::eq, results,
-                                        indexConstant(host, 0));
+    Value empty = arith::CmpIOp::create(host, arith::CmpIPredicate::eq,
+                                        results, indexConstant(host, 0));
     count = arith::SelectOp::create(host, empty, one, count);
   }
 
@@ -343,8 +352,10 @@ void lowerMatmul(MatmulOp op, bool tensorCores) {
         Value stagedA = shared[0], stagedB = shared[1];
         Value part = arith::DivUIOp::create(b, ids.block, tiles);
         Value block = arith::RemUIOp::create(b, ids.block, tiles);
-        Value rowBase = mulIndex(b, arith::DivUIOp::create(b, block, tilesN), kTile);
-        Value colBase = mulIndex(b, arith::RemUIOp::create(b, block, tilesN), kTile);
+        Value rowBase =
+            mulIndex(b, arith::DivUIOp::create(b, block, tilesN), kTile);
+        Value colBase =
+            mulIndex(b, arith::RemUIOp::create(b, block, tilesN), kTile);
         Value zero =
             arith::ConstantOp::create(b, element, b.getZeroAttr(element));
         SmallVector<Value> zeros(kResultsPerThread, zero);

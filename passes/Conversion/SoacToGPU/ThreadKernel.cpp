@@ -1054,9 +1054,10 @@ private:
     // form, ran three times). Asked once, of the one yield.
     Operation *yield = inner->getBlock()->getTerminator();
     bool yielded = llvm::is_contained(inner->getUsers(), yield);
-    bool othersReadWhole = llvm::all_of(inner->getUsers(), [&](Operation *user) {
-      return user == yield || readsWhole(user);
-    });
+    bool othersReadWhole =
+        llvm::all_of(inner->getUsers(), [&](Operation *user) {
+          return user == yield || readsWhole(user);
+        });
     bool read = llvm::any_of(inner->getUsers(), [&](Operation *user) {
       return user != yield && !isa<tensor::DimOp>(user);
     });
